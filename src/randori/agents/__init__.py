@@ -1,0 +1,1 @@
+"""Agents: the model/tool loop, model providers, and defenses."""

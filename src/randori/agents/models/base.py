@@ -1,0 +1,67 @@
+"""The `ChatModel` interface every provider implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from randori.agents.messages import Message
+from randori.tools.function import Tool
+
+if TYPE_CHECKING:
+    from randori.tasks.suite import TaskSuite
+    from randori.tasks.task import InjectionTask, UserTask
+
+
+class ModelSettings(BaseModel):
+    """Sent to the provider exactly as set (None means: not sent). Part of every case key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    seed: int | None = None
+    reasoning_effort: str | None = None
+
+    def key_fields(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+@dataclass
+class CaseContext:
+    """What the harness knows about a case. Only scripted models look at it (to replay ground truth);
+    real models must never see it."""
+
+    suite: TaskSuite[Any]
+    env: Any  # the live environment
+    user_task: UserTask | None
+    injection_task: InjectionTask | None
+    injections: Mapping[str, str] = field(default_factory=dict)
+
+
+class ChatModel(ABC):
+    provider: str = ""
+
+    def __init__(self, model: str, settings: ModelSettings):
+        self.model = model
+        self.settings = settings
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    def for_case(self, ctx: CaseContext) -> ChatModel:
+        """A model instance for one case; real providers are stateless and return themselves."""
+        return self
+
+    @abstractmethod
+    async def complete(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Message:
+        """One assistant turn (text and/or tool calls) with `usage` set."""
+
+    async def aclose(self) -> None:
+        return None

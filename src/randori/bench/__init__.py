@@ -1,0 +1,1 @@
+"""Benchmark runs: cases, the runner, the results store, metrics and reports."""

@@ -1,0 +1,39 @@
+"""A `Case` is one unit of work; its key is a content hash of everything that affects its result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["benign", "attacked", "injection_only"]
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: Kind
+    suite: str
+    suite_version: str
+    user_task: str | None
+    injection_task: str | None
+    attack: str | None
+    defense: str
+    model: str
+    settings: dict[str, Any]
+    repeat: int
+    injections: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    attacker_knowledge: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        # The attack text itself is hashed, not just the attack's name: a reworded template, a new
+        # task version or a changed setting never reuses a stale result.
+        payload = {
+            "kind": self.kind, "suite": self.suite, "version": self.suite_version,
+            "user_task": self.user_task, "injection_task": self.injection_task,
+            "attack": self.attack, "injections": self.injections, "defense": self.defense,
+            "model": self.model, "settings": self.settings, "repeat": self.repeat,
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()[:32]

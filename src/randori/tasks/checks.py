@@ -1,0 +1,51 @@
+"""Helpers for writing exact checks: what changed between two states, and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from randori.tasks.environment import state_diff
+
+
+def changed_paths(pre: Any, post: Any) -> list[str]:
+    return [d["path"] for d in state_diff(pre, post)]
+
+
+def only_changed(pre: Any, post: Any, *allowed: str) -> bool:
+    """True when every change from `pre` to `post` lies under one of the `allowed` path prefixes
+    (e.g. "transactions", "accounts.acc-1.balance"). No change at all is also True."""
+    return all(any(p == a or p.startswith(a + ".") or p.startswith(a + "[") for a in allowed)
+               for p in changed_paths(pre, post))
+
+
+def new_items(before: Sequence[Any], after: Sequence[Any], key: str = "id") -> list[Any]:
+    """Items of `after` whose key does not occur in `before`."""
+    old = {getattr(x, key) for x in before}
+    return [x for x in after if getattr(x, key) not in old]
+
+
+def same_amount(a: float, b: float) -> bool:
+    return abs(a - b) < 0.005
+
+
+def mentions(text: str, *needles: Iterable[str] | str) -> bool:
+    """Case-insensitive: every needle occurs in text; a tuple/list needle means any of its spellings."""
+    low = text.lower()
+    for n in needles:
+        options = [n] if isinstance(n, str) else list(n)
+        if not any(o.lower() in low for o in options):
+            return False
+    return True
+
+
+def amount_variants(value: float) -> list[str]:
+    """Ways a person writes an amount: 1015.0 -> 1015.00, 1,015.00, 1.015,00, 1015,00."""
+    plain = f"{value:.2f}"
+    english = f"{value:,.2f}"
+    german = english.replace(",", "_").replace(".", ",").replace("_", ".")
+    return sorted({plain, english, german, plain.replace(".", ",")})
+
+
+def mentions_amount(text: str, value: float) -> bool:
+    return any(v in text for v in amount_variants(value))

@@ -1,0 +1,130 @@
+"""Environment state, loaded once from YAML, with `{vector_id}` placeholders filled per case.
+
+The YAML is parsed and validated once. Placeholders are located in the parsed data, and each case
+gets a deep copy in which only those strings are rewritten with `str.replace`: braces in attack text
+or in the data itself can never break loading (AgentDojo formats the raw YAML and does break).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+class Environment(BaseModel):
+    """Base class of every suite's state. Tools mutate it in place."""
+
+    model_config = ConfigDict(validate_assignment=False)
+
+
+E = TypeVar("E", bound=Environment)
+PathPart = str | int
+
+
+class EnvironmentTemplate(Generic[E]):
+    """A parsed environment whose strings may contain placeholders for known vector ids."""
+
+    def __init__(self, env_cls: type[E], data: Any, vector_ids: set[str]):
+        self.env_cls = env_cls
+        self.vector_ids = vector_ids
+        self.base: E = env_cls.model_validate(data)
+        self.locations: list[tuple[tuple[PathPart, ...], str]] = []
+        self._find(self.base, ())
+        unknown = {m for _, s in self.locations for m in PLACEHOLDER.findall(s)} - vector_ids
+        if unknown:
+            # A placeholder that names no vector is data that happens to contain braces; leave it.
+            self.locations = [(p, s) for p, s in self.locations
+                              if set(PLACEHOLDER.findall(s)) & vector_ids]
+
+    @classmethod
+    def from_yaml(cls, env_cls: type[E], path: Path, vector_ids: set[str]) -> EnvironmentTemplate[E]:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+        return cls(env_cls, data, vector_ids)
+
+    def _find(self, obj: Any, path: tuple[PathPart, ...]) -> None:
+        if isinstance(obj, str):
+            if PLACEHOLDER.search(obj):
+                self.locations.append((path, obj))
+        elif isinstance(obj, BaseModel):
+            for name in type(obj).model_fields:
+                self._find(getattr(obj, name), (*path, name))
+        elif isinstance(obj, Mapping):
+            for k, v in obj.items():
+                self._find(v, (*path, k))
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                self._find(v, (*path, i))
+
+    @property
+    def placeholders(self) -> set[str]:
+        return {m for _, s in self.locations for m in PLACEHOLDER.findall(s)} & self.vector_ids
+
+    def instantiate(self, values: Mapping[str, str]) -> E:
+        """A fresh environment with every placeholder replaced by `values[vector_id]`."""
+        env = copy.deepcopy(self.base)
+        for path, template in self.locations:
+            filled = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0))
+                                     if m.group(1) in self.vector_ids else m.group(0), template)
+            _set(env, path, filled)
+        return env
+
+
+def _set(root: Any, path: tuple[PathPart, ...], value: Any) -> None:
+    obj = root
+    for part in path[:-1]:
+        obj = obj[part] if isinstance(obj, (list, dict)) else getattr(obj, part)
+    last = path[-1]
+    if isinstance(obj, (list, dict)):
+        obj[last] = value
+    else:
+        object.__setattr__(obj, last, value) if isinstance(obj, BaseModel) else setattr(obj, last, value)
+
+
+def state_diff(pre: BaseModel, post: BaseModel) -> list[dict[str, Any]]:
+    """Changes from `pre` to `post` as a list of {path, before, after}; lists of records with an
+    `id` are compared by id so that one insertion does not show as every later item changing."""
+    out: list[dict[str, Any]] = []
+    _diff(pre.model_dump(mode="json"), post.model_dump(mode="json"), "", out)
+    return out
+
+
+def _keyed(items: list[Any]) -> dict[str, Any] | None:
+    if items and all(isinstance(i, dict) and "id" in i for i in items):
+        keys = [str(i["id"]) for i in items]
+        if len(set(keys)) == len(keys):
+            return dict(zip(keys, items))
+    return None
+
+
+def _diff(a: Any, b: Any, path: str, out: list[dict[str, Any]]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in b:
+                out.append({"path": sub, "before": a[k], "after": None})
+            elif k not in a:
+                out.append({"path": sub, "before": None, "after": b[k]})
+            else:
+                _diff(a[k], b[k], sub, out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        ka, kb = _keyed(a), _keyed(b)
+        if (ka is not None or not a) and (kb is not None or not b):
+            _diff(ka or {}, kb or {}, path, out)
+            return
+        if len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                _diff(x, y, f"{path}[{i}]", out)
+            return
+    out.append({"path": path, "before": a, "after": b})

@@ -1,0 +1,113 @@
+"""Run a `ToolCall` against an environment. Never raises: every failure becomes `ToolResult.error`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from randori.agents.messages import ToolCall, ToolResult
+from randori.tools.function import Tool
+
+
+def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
+             watch: Mapping[str, str] | None = None, fmt: str = "yaml") -> ToolResult:
+    """Execute `call`. `watch` maps vector ids to injected texts; those found in the raw output
+    are recorded in `vectors_seen`, which is how we know an injection reached the model."""
+    t = tools.get(call.function)
+    if t is None:
+        known = ", ".join(sorted(tools)) or "none"
+        return ToolResult(call_id=call.id, function=call.function,
+                          error=f"Unknown tool '{call.function}'. Available tools: {known}.")
+    try:
+        args = t.args_model.model_validate(call.args)
+    except ValidationError as e:
+        return ToolResult(call_id=call.id, function=call.function,
+                          error=f"Invalid arguments for {t.name}: {_readable(e)}")
+    kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+    for pname, path in t.env_params.items():
+        kwargs[pname] = _resolve(env, path)
+    try:
+        value = t.fn(**kwargs)
+    except Exception as e:  # a tool's own failure is information for the model, not a crash
+        return ToolResult(call_id=call.id, function=call.function,
+                          error=f"{type(e).__name__}: {e}")
+    plain = to_plain(value)
+    seen = sorted(v for v, text in (watch or {}).items() if text and _contains(plain, text))
+    return ToolResult(call_id=call.id, function=call.function, content=render(plain, fmt),
+                      vectors_seen=seen)
+
+
+def _readable(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        msg = "unexpected argument" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+def _resolve(env: Any, path: str) -> Any:
+    obj = env
+    for part in filter(None, path.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def to_plain(value: Any) -> Any:
+    """Pydantic models, enums and dates -> plain JSON-like data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    return value
+
+
+def iter_strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from iter_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_strings(v)
+
+
+def _contains(plain: Any, text: str) -> bool:
+    return any(text in s for s in iter_strings(plain))
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    # Literal blocks keep multi-line text (mail bodies, files) readable and verbatim line by line.
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def render(plain: Any, fmt: str = "yaml") -> str:
+    if plain is None:
+        return "None"
+    if isinstance(plain, str):
+        return plain
+    if fmt == "json":
+        import json
+
+        return json.dumps(plain, ensure_ascii=False, indent=1)
+    return yaml.dump(plain, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000).rstrip()
