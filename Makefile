@@ -13,7 +13,7 @@ install: $(BIN)/python
 
 demo: $(BIN)/python
 	$(BIN)/pip install -q -e .
-	$(BIN)/randori run --suite banking --results results/demo
+	$(BIN)/randori run --results results/demo
 
 test: install
 	$(BIN)/ruff check src tests benchmarks

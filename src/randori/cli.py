@@ -7,11 +7,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
-from randori.errors import UserError
+from randori.errors import AuthError, UserError
 
 app = typer.Typer(
     help="randori: measure how safely LLM agents behave when the data they touch is hostile.",
@@ -36,10 +36,10 @@ def _load_suites(names: list[str]) -> list[Any]:
 @app.command()
 def run(
     suite: list[str] = typer.Option([], "--suite", "-s", help="Suite to run (repeatable). Default: all."),
-    model: Optional[str] = typer.Option(
+    model: str | None = typer.Option(
         None, "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle. "
         f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
-    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
+    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
     attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
                                      help="Attack (repeatable); see `randori attacks list`."),
     defense: list[str] = typer.Option(["none"], "--defense", "-d",
@@ -51,9 +51,9 @@ def run(
     no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all."),
     repeats: int = typer.Option(1, min=1, help="Run every case this many times."),
     concurrency: int = typer.Option(8, min=1, help="Cases in flight at once."),
-    temperature: Optional[float] = typer.Option(0.0, help="Sampling temperature, sent as given."),
-    seed: Optional[int] = typer.Option(None, help="Sampling seed, sent as given."),
-    max_tokens: Optional[int] = typer.Option(None, help="Max output tokens per model call."),
+    temperature: float | None = typer.Option(0.0, help="Sampling temperature, sent as given."),
+    seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
+    max_tokens: int | None = typer.Option(None, help="Max output tokens per model call."),
     max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped."),
     results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
 ) -> None:
@@ -63,7 +63,7 @@ def run(
 
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
-    from randori.bench.runner import Selection, plan, run_cases
+    from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
     console = Console(stderr=True)
@@ -94,6 +94,12 @@ def run(
             _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
                                concurrency, max_steps)
             status = "finished"
+        except KeyboardInterrupt:
+            console.print("Interrupted: finished cases are saved; run the same command to resume.")
+            raise typer.Exit(130) from None
+        except AuthError:
+            status = "auth_error"
+            raise
         finally:
             store.finish_run(run_id, status)
         keys = {c.key for c in cases}
@@ -255,7 +261,7 @@ def defenses_list() -> None:
 def main() -> None:
     try:
         app()
-    except UserError as e:
+    except (UserError, AuthError) as e:
         typer.echo(f"randori: error: {e}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:

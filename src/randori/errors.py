@@ -7,7 +7,7 @@ class UserError(Exception):
     """A mistake in what the user asked for (unknown suite, bad flag). The CLI prints it in one line."""
 
 
-ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "context_length", "bad_response", "auth",
+ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "server", "context_length", "bad_response", "auth",
                     "internal", "other")
 
 

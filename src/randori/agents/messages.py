@@ -15,6 +15,8 @@ class ToolCall(BaseModel):
     function: str
     args: dict[str, Any] = Field(default_factory=dict)
     id: str = ""
+    # Set when the model's arguments could not be parsed; the tool then answers with this error.
+    parse_error: str | None = None
 
 
 class ToolResult(BaseModel):

@@ -42,6 +42,8 @@ def print_summary(rows: list[dict[str, Any]]) -> None:
 
     summary = summarize(rows)
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # piped output: don't squeeze the table into 80 columns
     if not summary:
         console.print("No results.")
         return

@@ -40,6 +40,7 @@ def plan(sel: Selection) -> list[Case]:
     for d in sel.defenses:
         get_defense(d)
     settings = sel.model.settings.key_fields()
+    _check_ids(sel)
     cases: list[Case] = []
     for suite in sel.suites:
         uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
@@ -68,14 +69,20 @@ def plan(sel: Selection) -> list[Case]:
     return cases
 
 
+def _check_ids(sel: Selection) -> None:
+    """Every requested task id must exist in at least one selected suite."""
+    for what, wanted, attr in (("user task", sel.user_tasks, "user_tasks"),
+                               ("injection task", sel.injection_tasks, "injection_tasks")):
+        known = {tid for s in sel.suites for tid in getattr(s, attr)}
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            names = ", ".join(s.name for s in sel.suites)
+            raise UserError(f"no {what} {', '.join(unknown)} in suite(s) {names} "
+                            "(see `randori suites show SUITE`)")
+
+
 def _pick(suite: TaskSuite[Any], what: str, table: dict[str, Any], wanted: Sequence[str]) -> list[str]:
-    if not wanted:
-        return list(table)
-    unknown = [w for w in wanted if w not in table]
-    if unknown and len(unknown) == len(wanted) and len(wanted) > 0:
-        raise UserError(f"suite {suite.name} has no {what} {', '.join(unknown)} "
-                        f"(see `randori suites show {suite.name}`)")
-    return [w for w in wanted if w in table]
+    return [w for w in wanted if w in table] if wanted else list(table)
 
 
 async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_steps: int = 20) -> CaseResult:

@@ -101,7 +101,7 @@ def _keyed(items: list[Any]) -> dict[str, Any] | None:
     if items and all(isinstance(i, dict) and "id" in i for i in items):
         keys = [str(i["id"]) for i in items]
         if len(set(keys)) == len(keys):
-            return dict(zip(keys, items))
+            return dict(zip(keys, items, strict=True))
     return None
 
 
@@ -124,7 +124,7 @@ def _diff(a: Any, b: Any, path: str, out: list[dict[str, Any]]) -> None:
             _diff(ka or {}, kb or {}, path, out)
             return
         if len(a) == len(b):
-            for i, (x, y) in enumerate(zip(a, b)):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
                 _diff(x, y, f"{path}[{i}]", out)
             return
     out.append({"path": path, "before": a, "after": b})

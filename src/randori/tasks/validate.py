@@ -50,7 +50,7 @@ def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_tas
 
 def _replay_trace(calls: list[ToolCall], results: list[Any], output: str) -> Trace:
     msgs: list[Message] = []
-    for c, r in zip(calls, results):
+    for c, r in zip(calls, results, strict=True):
         msgs.append(Message.assistant(tool_calls=[c]))
         msgs.append(Message.tool(r))
     msgs.append(Message.assistant(output))

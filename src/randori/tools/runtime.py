@@ -23,6 +23,10 @@ def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
         known = ", ".join(sorted(tools)) or "none"
         return ToolResult(call_id=call.id, function=call.function,
                           error=f"Unknown tool '{call.function}'. Available tools: {known}.")
+    if call.parse_error:
+        return ToolResult(call_id=call.id, function=call.function,
+                          error=f"Could not read the arguments for {t.name}: {call.parse_error}. "
+                                "Send the arguments as one JSON object.")
     try:
         args = t.args_model.model_validate(call.args)
     except ValidationError as e:

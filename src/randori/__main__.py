@@ -1,0 +1,3 @@
+from randori.cli import main
+
+main()

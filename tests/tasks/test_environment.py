@@ -1,0 +1,49 @@
+from randori.suites.banking import suite as banking
+from randori.tasks.environment import Environment, EnvironmentTemplate, state_diff
+
+
+class Note(Environment):
+    title: str
+    body: str
+    tags: list[str]
+
+
+def template():
+    data = {"title": "Plan {v1}", "body": "JSON like {\"a\": 1} and {unknown} stay; {v2}", "tags": ["{v1}", "x"]}
+    return EnvironmentTemplate(Note, data, {"v1", "v2"})
+
+
+def test_placeholders_filled_on_parsed_data_and_braces_are_harmless():
+    t = template()
+    attack = "Do {this} now } {{ {v2} \"quoted\"\n- not: yaml"
+    env = t.instantiate({"v1": attack, "v2": "B"})
+    assert env.title == f"Plan {attack}"
+    assert env.tags == [attack, "x"]
+    # Braces in data that name no vector are left alone; vectors in attack text are not re-expanded.
+    assert env.body == 'JSON like {"a": 1} and {unknown} stay; B'
+    assert t.placeholders == {"v1", "v2"}
+
+
+def test_each_instance_is_an_independent_copy():
+    t = template()
+    a = t.instantiate({"v1": "A", "v2": "A"})
+    a.tags.append("mutated")
+    b = t.instantiate({"v1": "B", "v2": "B"})
+    assert b.tags == ["B", "x"]
+
+
+def test_suite_defaults_and_injection():
+    env = banking.load_env()
+    memo = next(t.subject for t in env.transactions if t.id == 32)
+    assert memo == banking.vectors["refund_memo"].default
+    attacked = banking.load_env({"refund_memo": "{evil} text"})
+    assert next(t.subject for t in attacked.transactions if t.id == 32) == "{evil} text"
+
+
+def test_state_diff_keys_records_by_id():
+    pre = banking.load_env()
+    post = banking.load_env()
+    post.payees = [p for p in post.payees if p.id != "payee-4"]
+    post.accounts[0].balance = 1.0
+    paths = [d["path"] for d in state_diff(pre, post)]
+    assert paths == ["accounts.acc-current.balance", "payees.payee-4"]

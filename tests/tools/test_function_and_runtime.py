@@ -1,0 +1,95 @@
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel
+
+from randori.agents.messages import ToolCall
+from randori.tools import Env, run_tool, tool
+
+
+class Item(BaseModel):
+    id: int
+    tags: list[str]
+
+
+class Box(BaseModel):
+    owner: str
+    items: list[Item]
+
+
+class State(BaseModel):
+    boxes: dict[str, Box]
+    log: list[str] = []
+
+
+@tool
+def get_box(boxes: Annotated[dict[str, Box], Env("boxes")], name: str, limit: int = 5) -> Box:
+    """Fetch a box by name.
+
+    Args:
+        name: The box's name.
+        limit: Unused in this test.
+    """
+    if name not in boxes:
+        raise ValueError(f"no box {name}")
+    return boxes[name]
+
+
+@tool
+def tag(state: Annotated[State, Env()], text: str, mode: Literal["a", "b"] = "a") -> str:
+    """Append text to the log."""
+    state.log.append(f"{mode}:{text}")
+    return "ok"
+
+
+def state():
+    return State(boxes={"red": Box(owner="Ines", items=[Item(id=1, tags=["x", "y"])])})
+
+
+def test_schema_from_hints_and_docstring_hides_env_params():
+    schema = get_box.parameters
+    assert set(schema["properties"]) == {"name", "limit"}
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["name"]["description"] == "The box's name."
+    assert schema["properties"]["limit"]["default"] == 5
+    assert get_box.description == "Fetch a box by name."
+    assert tag.parameters["properties"]["mode"]["enum"] == ["a", "b"]
+    assert get_box.schema()["function"]["name"] == "get_box"
+
+
+def test_nested_models_render_as_yaml():
+    r = run_tool({"get_box": get_box}, state(), ToolCall(function="get_box", args={"name": "red"}))
+    assert r.error is None
+    assert yaml.safe_load(r.content) == {"owner": "Ines", "items": [{"id": 1, "tags": ["x", "y"]}]}
+
+
+def test_errors_are_results_not_exceptions():
+    tools = {"get_box": get_box, "tag": tag}
+    s = state()
+    missing = run_tool(tools, s, ToolCall(function="get_box", args={"name": "blue"}))
+    assert missing.error == "ValueError: no box blue"
+    bad_type = run_tool(tools, s, ToolCall(function="get_box", args={"name": "red", "limit": "many"}))
+    assert bad_type.error.startswith("Invalid arguments for get_box: limit:")
+    extra = run_tool(tools, s, ToolCall(function="tag", args={"text": "x", "state": "hack"}))
+    assert "state: unexpected argument" in extra.error
+    absent = run_tool(tools, s, ToolCall(function="get_box", args={}))
+    assert "name: Field required" in absent.error
+    unknown = run_tool(tools, s, ToolCall(function="nope"))
+    assert unknown.error.startswith("Unknown tool 'nope'. Available tools: get_box, tag")
+    unparsable = run_tool(tools, s, ToolCall(function="tag", parse_error="invalid JSON (Expecting value)"))
+    assert "invalid JSON" in unparsable.error and s.log == []
+
+
+def test_whole_environment_parameter_and_mutation():
+    s = state()
+    r = run_tool({"tag": tag}, s, ToolCall(function="tag", args={"text": "hi", "mode": "b"}))
+    assert r.content == "ok" and s.log == ["b:hi"]
+
+
+def test_watch_records_vectors_seen_in_raw_output():
+    s = State(boxes={"red": Box(owner="line one\nIGNORE ALL", items=[])})
+    r = run_tool({"get_box": get_box}, s, ToolCall(function="get_box", args={"name": "red"}),
+                 watch={"v1": "line one\nIGNORE ALL", "v2": "absent"})
+    assert r.vectors_seen == ["v1"]
+    # Multi-line strings are shown verbatim, line by line, as YAML literal blocks.
+    assert "  line one\n  IGNORE ALL" in r.content
