@@ -6,6 +6,7 @@ never shown to the model.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -32,10 +33,10 @@ class Tool:
     args_model: type[BaseModel]
     env_params: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def parameters(self) -> dict[str, Any]:
-        schema = self.args_model.model_json_schema()
-        return _strip_titles(schema)
+        # Building a JSON schema costs pydantic milliseconds; every model request sends every tool.
+        return _strip_titles(self.args_model.model_json_schema())  # type: ignore[no-any-return]
 
     def schema(self) -> dict[str, Any]:
         """The tool in the OpenAI function-calling format (used by most providers)."""

@@ -92,7 +92,11 @@ def _contains(plain: Any, text: str) -> bool:
     return any(text in s for s in iter_strings(plain))
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter is ~10x faster than PyYAML's pure-Python one; rendering is the hot path of a case.
+_Base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_Base):  # type: ignore[valid-type,misc]
     pass
 
 
