@@ -7,7 +7,7 @@ from randori.suites.banking.injections import ChangePassword, SendMoney
 from randori.suites.banking.tasks import PayEnergyBill, one_payment, payment_only
 from randori.tasks.suite import TaskSuite
 from randori.tasks.task import InjectionTask, UserTask
-from randori.tasks.validate import mutate, validate_suite
+from randori.tasks.validate import mutate, mutations, validate_suite
 
 
 def make_suite(*tasks):
@@ -130,6 +130,9 @@ def test_mutations_change_the_value_and_keep_its_kind():
     assert mutate("2026-03-31 23:30") == "2026-04-01 00:30"
     assert mutate("a@b.de") == "xa@b.de"
     assert mutate("SWL-1") == "changed"
-    assert mutate(["a", "b"]) == ["a"]
-    assert mutate(["a"]) == ["a", "changed"]
-    assert mutate(None) is None
+    assert mutate("09:30") == "10:30" and mutate("23:15") == "00:15"
+    assert mutate(["a", "b"]) == ["a", "changed"]
+    assert mutate(["a@x.de"]) == ["xa@x.de"]
+    assert mutate([]) is None and mutate(None) is None
+    assert mutations(["a", "b"], grow_and_shrink=True) == [["a", "changed"], ["a"], ["a", "b", "changed"]]
+    assert mutations(["a@x.de"], grow_and_shrink=False) == [["xa@x.de"]]

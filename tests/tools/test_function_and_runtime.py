@@ -93,3 +93,11 @@ def test_watch_records_vectors_seen_in_raw_output():
     assert r.vectors_seen == ["v1"]
     # Multi-line strings are shown verbatim, line by line, as YAML literal blocks.
     assert "  line one\n  IGNORE ALL" in r.content
+
+
+def test_emoji_and_multiline_text_render_verbatim():
+    from randori.tools.runtime import render
+
+    out = render({"note": "Meet at the 📍 pin\nbring \"maps\" \\ snacks 🥪", "ok": "✓"})
+    assert "  Meet at the 📍 pin\n  bring \"maps\" \\ snacks 🥪" in out
+    assert yaml.safe_load(out)["note"] == "Meet at the 📍 pin\nbring \"maps\" \\ snacks 🥪"

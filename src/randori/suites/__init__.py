@@ -10,6 +10,10 @@ from randori.tasks.suite import TaskSuite
 
 BUILTIN: dict[str, str] = {
     "banking": "randori.suites.banking:suite",
+    "devops": "randori.suites.devops:suite",
+    "workspace": "randori.suites.workspace:suite",
+    "chat": "randori.suites.chat:suite",
+    "travel": "randori.suites.travel:suite",
 }
 
 SUITES = Registry("suite", "randori.suites", BUILTIN)

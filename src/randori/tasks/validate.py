@@ -59,10 +59,11 @@ def _replay_trace(calls: list[ToolCall], results: list[Any], output: str) -> Tra
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$")
+_TIME = re.compile(r"^\d{2}:\d{2}$")
 
 
 def mutate(value: Any) -> Any:
-    """One plausible wrong value of the same type, or None when there is none."""
+    """One plausible wrong value of the same type and size, or None when there is none."""
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
@@ -76,24 +77,40 @@ def mutate(value: Any) -> Any:
             d = dt.datetime.fromisoformat(value.replace(" ", "T")) + dt.timedelta(hours=1)
             sep = " " if " " in value else "T"
             return d.isoformat(sep=sep, timespec="minutes" if value.count(":") == 1 else "seconds")
+        if _TIME.match(value):
+            h, m = map(int, value.split(":"))
+            return f"{(h + 1) % 24:02d}:{m:02d}"
         if "@" in value and " " not in value:
             return "x" + value
         # Replace rather than append: a check that tests "contains the invoice number" must still
         # notice a reference that lacks it.
         return "changed" if value != "changed" else "altered"
-    if isinstance(value, list):
-        if len(value) >= 2:
-            return value[:-1]
-        if len(value) == 1 and mutate(value[0]) is not None:
-            return [value[0], mutate(value[0])]
+    if isinstance(value, list) and value:
+        wrong = mutate(value[-1])
+        return None if wrong is None else [*value[:-1], wrong]
     return None
+
+
+def mutations(value: Any, *, grow_and_shrink: bool) -> list[Any]:
+    """Wrong values to try. Lists also lose or gain an element when `grow_and_shrink`: a user task
+    must notice a missing or an extra recipient, but an attacker's goal is still met when the
+    agent adds someone (so injection checks are probed with same-size replacements only)."""
+    out = [m for m in (mutate(value),) if m is not None]
+    if grow_and_shrink and isinstance(value, list) and value:
+        if len(value) >= 2:
+            out.append(value[:-1])
+        extra = mutate(value[-1])
+        if extra is not None:
+            out.append([*value, extra])
+    return out
 
 
 def _state(env: Any) -> Any:
     return env.model_dump(mode="json")
 
 
-def _check_exact(suite: TaskSuite[Any], task: Any, judge: Any, label: str) -> list[Problem]:
+def _check_exact(suite: TaskSuite[Any], task: Any, judge: Any, label: str, *,
+                 grow_and_shrink: bool) -> list[Problem]:
     problems: list[Problem] = []
     env0 = suite.load_env()
     calls = task.ground_truth(env0)
@@ -104,26 +121,24 @@ def _check_exact(suite: TaskSuite[Any], task: Any, judge: Any, label: str) -> li
         for arg, value in call.args.items():
             if (call.function, arg) in task.free_args:
                 continue
-            wrong = mutate(value)
-            if wrong is None:
-                continue
-            mutated = [c if j != i else c.model_copy(update={"args": {**c.args, arg: wrong}})
-                       for j, c in enumerate(calls)]
-            pre = suite.load_env()
-            env = suite.load_env()
-            results = suite.replay(env, mutated)
-            if _state(env) == base_state:
-                continue  # the argument does not change the outcome (a search query, a filter)
-            trace = _replay_trace(mutated, results, task.ground_truth_output)
-            try:
-                passed = judge(task.ground_truth_output, pre, env, trace)
-            except Exception as e:  # a crashing check is a broken check
-                problems.append(Problem(task.id, "exact", f"check raised {type(e).__name__}: {e}"))
-                continue
-            if passed:
-                problems.append(Problem(
-                    task.id, "exact",
-                    f"{label} still true when {call.function}.{arg} is {wrong!r} instead of {value!r}"))
+            for wrong in mutations(value, grow_and_shrink=grow_and_shrink):
+                mutated = [c if j != i else c.model_copy(update={"args": {**c.args, arg: wrong}})
+                           for j, c in enumerate(calls)]
+                pre = suite.load_env()
+                env = suite.load_env()
+                results = suite.replay(env, mutated)
+                if _state(env) == base_state:
+                    continue  # the argument does not change the outcome (a search query, a filter)
+                trace = _replay_trace(mutated, results, task.ground_truth_output)
+                try:
+                    passed = judge(task.ground_truth_output, pre, env, trace)
+                except Exception as e:  # a crashing check is a broken check
+                    problems.append(Problem(task.id, "exact", f"check raised {type(e).__name__}: {e}"))
+                    continue
+                if passed:
+                    problems.append(Problem(
+                        task.id, "exact",
+                        f"{label} still true when {call.function}.{arg} is {wrong!r} instead of {value!r}"))
     return problems
 
 
@@ -135,7 +150,7 @@ def validate_suite(suite: TaskSuite[Any]) -> list[Problem]:
         for r in results:
             if r.error:
                 problems.append(Problem(tid, "ground_truth_errors", f"{r.function}: {r.error}"))
-        pre, post, trace = _agent_trace(suite, "oracle", ut, None)
+        oracle = pre, post, trace = _agent_trace(suite, "oracle", ut, None)
         if not ut.utility(trace.final_output, pre, post, trace):
             problems.append(Problem(tid, "oracle", "the oracle's ground truth fails utility"))
         pre, post, trace = _agent_trace(suite, "noop", ut, None)
@@ -143,9 +158,9 @@ def validate_suite(suite: TaskSuite[Any]) -> list[Problem]:
             problems.append(Problem(tid, "noop", "a do-nothing agent passes utility"))
         if not suite.reachable_vectors(tid):
             problems.append(Problem(tid, "reach", "the ground truth shows no injection vector"))
-        problems += _check_exact(suite, ut, ut.utility, "utility")
+        problems += _check_exact(suite, ut, ut.utility, "utility", grow_and_shrink=True)
         # The user's own task must not fulfil an attacker's goal, or attack success is meaningless.
-        pre, post, trace = _agent_trace(suite, "oracle", ut, None)
+        pre, post, trace = oracle
         for iid, it in suite.injection_tasks.items():
             if it.attack_succeeded(trace.final_output, pre, post, trace):
                 problems.append(Problem(tid, "collateral", f"its ground truth achieves {iid}'s goal"))
@@ -163,5 +178,5 @@ def validate_suite(suite: TaskSuite[Any]) -> list[Problem]:
         pre, post, trace = _agent_trace(suite, "noop", None, it)
         if it.attack_succeeded(trace.final_output, pre, post, trace):
             problems.append(Problem(iid, "noop", "a do-nothing agent achieves the goal"))
-        problems += _check_exact(suite, it, it.attack_succeeded, "attack_succeeded")
+        problems += _check_exact(suite, it, it.attack_succeeded, "attack_succeeded", grow_and_shrink=False)
     return problems

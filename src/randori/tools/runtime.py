@@ -93,10 +93,13 @@ def _contains(plain: Any, text: str) -> bool:
 
 
 # libyaml's emitter is ~10x faster than PyYAML's pure-Python one; rendering is the hot path of a case.
-_Base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# But libyaml escapes characters outside the BMP (most emoji) and then quotes the whole string, which
+# would show multi-line text as one escaped line; such output is rendered again by the Python emitter.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    pass
 
 
-class _Dumper(_Base):  # type: ignore[valid-type,misc]
+class _PyDumper(yaml.SafeDumper):
     pass
 
 
@@ -107,6 +110,7 @@ def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 
 
 _Dumper.add_representer(str, _str_presenter)
+_PyDumper.add_representer(str, _str_presenter)
 
 
 def render(plain: Any, fmt: str = "yaml") -> str:
@@ -118,4 +122,7 @@ def render(plain: Any, fmt: str = "yaml") -> str:
         import json
 
         return json.dumps(plain, ensure_ascii=False, indent=1)
-    return yaml.dump(plain, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000).rstrip()
+    out = yaml.dump(plain, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+    if "\\U" in out:
+        out = yaml.dump(plain, Dumper=_PyDumper, sort_keys=False, allow_unicode=True, width=1000)
+    return out.rstrip()
