@@ -71,7 +71,9 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (hint, Field(default, description=param_docs.get(pname) or None))
-        description = "\n\n".join(p for p in (doc.short_description, doc.long_description) if p)
+        # A summary wrapped over two lines comes back split in two; join it again with a space.
+        sep = "\n\n" if doc.blank_after_short_description else " "
+        description = sep.join(p for p in (doc.short_description, doc.long_description) if p)
         args_model = create_model(  # type: ignore[call-overload]
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
         return Tool(name=name or f.__name__, description=description, fn=f,

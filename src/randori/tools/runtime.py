@@ -105,12 +105,19 @@ class _PyDumper(yaml.SafeDumper):
 
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     # Literal blocks keep multi-line text (mail bodies, files) readable and verbatim line by line.
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    # YAML forbids trailing spaces in a block scalar and would fall back to one quoted, escaped
+    # line, so they are dropped: invisible to a reader, and it keeps injected lines intact.
+    if "\n" in data:
+        data = "\n".join(line.rstrip() for line in data.split("\n"))
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
 
 _Dumper.add_representer(str, _str_presenter)
 _PyDumper.add_representer(str, _str_presenter)
+
+
+_WIDTH = 1_000_000  # never fold a long line: folding could split an injected sentence
 
 
 def render(plain: Any, fmt: str = "yaml") -> str:
@@ -122,7 +129,7 @@ def render(plain: Any, fmt: str = "yaml") -> str:
         import json
 
         return json.dumps(plain, ensure_ascii=False, indent=1)
-    out = yaml.dump(plain, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+    out = yaml.dump(plain, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=_WIDTH)
     if "\\U" in out:
-        out = yaml.dump(plain, Dumper=_PyDumper, sort_keys=False, allow_unicode=True, width=1000)
+        out = yaml.dump(plain, Dumper=_PyDumper, sort_keys=False, allow_unicode=True, width=_WIDTH)
     return out.rstrip()
