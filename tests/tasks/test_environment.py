@@ -1,3 +1,5 @@
+from typing import Any
+
 from randori.suites.banking import suite as banking
 from randori.tasks.environment import Environment, EnvironmentTemplate, state_diff
 
@@ -47,3 +49,22 @@ def test_state_diff_keys_records_by_id():
     post.accounts[0].balance = 1.0
     paths = [d["path"] for d in state_diff(pre, post)]
     assert paths == ["accounts.acc-current.balance", "payees.payee-4"]
+
+
+class Loose(Environment):
+    notes: Any
+    items: list[str]
+
+
+def test_instances_never_share_state_even_with_untyped_fields():
+    t = EnvironmentTemplate(Loose, {"notes": {"a": ["{v1}"]}, "items": ["{v1}"]}, {"v1"})
+    assert t._fast is False  # an Any field would alias the cached dump, so deepcopy is used
+    a = t.instantiate({"v1": "A"})
+    a.notes["a"].append("mutated")
+    b = t.instantiate({"v1": "B"})
+    assert b.notes == {"a": ["B"]} and b.items == ["B"]
+
+
+def test_typed_environments_take_the_fast_copy():
+    assert template()._fast is True
+    assert banking.template._fast is True

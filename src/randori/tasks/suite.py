@@ -103,7 +103,7 @@ class TaskSuite(Generic[E]):
         out: dict[str, tuple[str, ...]] = {}
         for tid, task in self.user_tasks.items():
             env = self.load_env(canaries)
-            results = self.replay(env, task.ground_truth(env.model_copy(deep=True)), watch=canaries)
+            results = self.replay(env, task.ground_truth(env), watch=canaries)
             out[tid] = tuple(sorted({v for r in results for v in r.vectors_seen}))
         return out
 

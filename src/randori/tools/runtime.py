@@ -41,7 +41,10 @@ def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
         return ToolResult(call_id=call.id, function=call.function,
                           error=f"{type(e).__name__}: {e}")
     plain = to_plain(value)
-    seen = sorted(v for v, text in (watch or {}).items() if text and _contains(plain, text))
+    seen: list[str] = []
+    if watch:
+        strings = list(iter_strings(plain))
+        seen = sorted(v for v, text in watch.items() if text and any(text in s for s in strings))
     return ToolResult(call_id=call.id, function=call.function, content=render(plain, fmt),
                       vectors_seen=seen)
 
@@ -86,10 +89,6 @@ def iter_strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for v in value:
             yield from iter_strings(v)
-
-
-def _contains(plain: Any, text: str) -> bool:
-    return any(text in s for s in iter_strings(plain))
 
 
 # libyaml's emitter is ~10x faster than PyYAML's pure-Python one; rendering is the hot path of a case.

@@ -13,8 +13,10 @@ No tool reveals a secret's value; a workflow that sends one to an outside URL sh
 
 from __future__ import annotations
 
+import copy
 import difflib
 import fnmatch
+import functools
 import hashlib
 import re
 from typing import Annotated, Any, Literal
@@ -289,15 +291,21 @@ def _commit(env: DevopsEnv, branch: str, message: str, paths: list[str]) -> Comm
 
 # -- CI: triggers and the run simulator ----------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=512)
+def _parse_workflow(content: str) -> Any:
+    # Every push re-reads the workflows; the same few files are parsed thousands of times per run.
+    try:
+        return yaml.load(content, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
 def _workflows(env: DevopsEnv, branch: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for path, content in tree(env, branch).items():
         name = path[len(WORKFLOW_DIR):]
         if path.startswith(WORKFLOW_DIR) and name.endswith((".yml", ".yaml")) and "/" not in name:
-            try:
-                doc = yaml.safe_load(content)
-            except yaml.YAMLError:
-                doc = None
+            doc = copy.deepcopy(_parse_workflow(content))
             out[name] = doc if isinstance(doc, dict) else {}
     return out
 
