@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -41,9 +40,19 @@ def run(
         f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
     base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
     attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
-                                     help="Attack (repeatable); see `randori attacks list`."),
+                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
+                                     "list`. With 2+ attacks the report adds a 'max' row."),
     defense: list[str] = typer.Option(["none"], "--defense", "-d",
-                                      help="Defense (repeatable); see `randori defenses list`."),
+                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
+                                      "NAME\\[key=value] sets parameters; see `randori defenses list`."),
+    attacker_model: str | None = typer.Option(
+        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
+        "scripted agents, else the agent's own model."),
+    attacker_budget: int = typer.Option(10, min=1, help="Tries per case for --attack adaptive."),
+    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
+                                             help="The adaptive attacker also sees each try's tool calls and outputs."),
+    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
+                                                 "attacker model."),
     user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable)."),
     injection_task: list[str] = typer.Option([], "--injection-task", "-i",
                                              help="Only these injection tasks (repeatable)."),
@@ -54,7 +63,18 @@ def run(
     temperature: float | None = typer.Option(0.0, help="Sampling temperature, sent as given."),
     seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
     max_tokens: int | None = typer.Option(None, help="Max output tokens per model call."),
+    reasoning_effort: str | None = typer.Option(
+        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it."),
     max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped."),
+    timeout: float = typer.Option(120.0, min=0.001, help="Seconds one model request may take."),
+    max_retries: int = typer.Option(
+        4, min=0, help="Retries of a request after a rate limit, server error, timeout or dropped connection "
+        "(exponential backoff with jitter; Retry-After is obeyed)."),
+    provider_concurrency: int | None = typer.Option(
+        None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
+        "(see `randori models`)."),
+    prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
+                                       help="TOML price table overriding the built-in one (see docs)."),
     results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
@@ -72,13 +92,19 @@ def run(
         model_name = DEFAULT_MODEL
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
-    settings = ModelSettings(temperature=temperature, seed=seed, max_tokens=max_tokens)
+    _use_prices(prices)
+    settings = ModelSettings(temperature=temperature, seed=seed, max_tokens=max_tokens,
+                             reasoning_effort=reasoning_effort)
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    chat_model = get_model(model_name, settings, **options)
+    chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
+                           concurrency=provider_concurrency, **options)
     suites = _load_suites(suite)
     sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
                     user_tasks=user_task, injection_tasks=injection_task, benign=benign,
-                    repeats=repeats)
+                    repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
+                                                      "trace": attacker_sees_trace},
+                    # The default attacker is the agent's own model, so it is served where the agent is.
+                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
     cases = plan(sel)
     with Store(results) as store:
         done = store.done_keys()
@@ -92,7 +118,7 @@ def run(
         status = "interrupted"
         try:
             _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                               concurrency, max_steps)
+                               concurrency, max_steps, sel.attacker_base_url)
             status = "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
@@ -105,6 +131,17 @@ def run(
         keys = {c.key for c in cases}
         rows = [r for r in store.iter_cases() if r["key"] in keys]
     print_summary(rows)
+
+
+def _use_prices(path: Path | None) -> None:
+    """--prices FILE: checked now (a bad file is a user error before any work), then read by every
+    cost computation of this process through RANDORI_PRICES."""
+    if path is None:
+        return
+    from randori.bench.pricing import PRICES_ENV, load_prices
+
+    load_prices(path)
+    os.environ[PRICES_ENV] = str(path)
 
 
 def _safe_argv() -> list[str]:
@@ -123,7 +160,7 @@ def _safe_argv() -> list[str]:
 
 
 def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int) -> None:
+                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from randori.bench.runner import run_cases
@@ -143,9 +180,11 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
         async def go() -> None:
             try:
                 await run_cases(todo, suites, model, store, run_id, concurrency=concurrency,
-                                max_steps=max_steps, on_result=on_result)
+                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
             finally:
                 await model.aclose()
+
+        import asyncio  # lazy: keeps `randori --help` fast
 
         asyncio.run(go())
 
@@ -153,26 +192,91 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
 @app.command()
 def report(
     results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+    fmt: str = typer.Option("table", "--format", "-f",
+                            help="table, json (every table) or csv (one table, see --table)."),
+    table: str = typer.Option("headline", "--table", "-t",
+                              help="With --format csv: headline, tasks, budget, code_rounds or code_cwe."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.",
+                                     dir_okay=False),
     all_versions: bool = typer.Option(False, "--all-versions",
                                       help="Include results of suite versions other than the installed ones."),
+    prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
+                                       help="TOML price table overriding the built-in one (see docs)."),
 ) -> None:
-    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows."""
-    from randori.bench.metrics import summarize
-    from randori.bench.report import current_rows, print_summary
+    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows.
+    `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas."""
+    from randori.bench.report import EXPORT_TABLES, JSON_KEYS, current_rows, export_tables, print_summary
     from randori.bench.store import open_existing
 
-    if fmt not in ("table", "json"):
-        raise UserError(f"unknown format '{fmt}' (use table or json)")
+    if fmt not in ("table", "json", "csv"):
+        raise UserError(f"unknown format '{fmt}' (use table, json or csv)")
+    _use_prices(prices)
+    if table not in EXPORT_TABLES:
+        raise UserError(f"unknown table '{table}' (use {', '.join(EXPORT_TABLES)})")
+    if html is not None and not html.parent.is_dir():
+        raise UserError(f"cannot write {html}: directory {html.parent} does not exist")
     with open_existing(results) as store:
         rows = list(store.iter_cases())
+        runs = store.runs()
     kept, dropped = (rows, 0) if all_versions else current_rows(rows)
+    tables = export_tables(kept, results) if fmt != "table" or html is not None else None
+    if html is not None:
+        _write_html_report(html, kept, results, dropped, runs, tables)
     if fmt == "json":
-        _echo_json({"rows": summarize(kept), "excluded_old_version_cases": dropped})
-        return
-    print_summary(kept)
-    if dropped:
-        typer.echo(f"({dropped} cases from other suite versions not shown; use --all-versions)")
+        assert tables is not None
+        _echo_json({**{JSON_KEYS[k]: v for k, v in tables.items()}, "excluded_old_version_cases": dropped})
+    elif fmt == "csv":
+        from randori.bench.report import write_csv
+
+        assert tables is not None
+        write_csv(tables[table], sys.stdout)
+    elif html is None:
+        print_summary(kept)
+        if dropped:
+            typer.echo(f"({dropped} cases from other suite versions not shown; use --all-versions)")
+
+
+def _write_html_report(path: Path, rows: list[dict[str, Any]], results: Path, dropped: int,
+                       runs: list[dict[str, Any]], tables: Any) -> None:
+    from rich.console import Console
+
+    from randori.bench.report import render_html
+
+    console = Console(stderr=True)
+    with console.status(f"drawing figures for {len(rows)} cases..."):
+        text = render_html(rows, results_dir=results, excluded=dropped, runs=runs, tables=tables)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from None
+    console.print(f"Wrote {path} ({len(text) // 1024} KiB, {len(rows)} cases).")
+
+
+@app.command()
+def view(
+    results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
+    port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="Port on 127.0.0.1."),
+) -> None:
+    """Browse a results store in a local web app: runs, a grid of cases coloured by outcome, and each
+    case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only."""
+    import socket
+
+    from randori.bench.store import open_existing
+
+    open_existing(results).close()
+    try:
+        import uvicorn
+
+        from randori.viewer.app import create_app
+    except ImportError as e:
+        raise UserError(f"the viewer needs its extra: pip install 'randori[viewer]' ({e.name} is missing)") from None
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
+    typer.echo(f"randori viewer for {results} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -240,13 +344,23 @@ app.add_typer(attacks_app, name="attacks")
 app.add_typer(defenses_app, name="defenses")
 
 
+def _mount_code_track() -> None:
+    from randori.code.cli import code_app
+
+    app.add_typer(code_app, name="code", help="Secure code generation: generate, analyse, test in a sandbox, repair.")
+
+
+_mount_code_track()
+
+
 @attacks_app.command("list")
 def attacks_list() -> None:
     """Every registered attack (built-in and from plugins) with a one-line description."""
     from randori.attacks import attack_names, get_attack
 
     for name in attack_names():
-        typer.echo(f"{name:28} {get_attack(name).description}")
+        typer.echo(f"{name:40} {get_attack(name).description}")
+    typer.echo(f"{'max (a report row)':40} Broken if any attack of the run broke it; shown whenever 2+ attacks ran.")
 
 
 @defenses_app.command("list")
@@ -256,6 +370,38 @@ def defenses_list() -> None:
 
     for name in defense_names():
         typer.echo(f"{name:20} {get_defense(name).description}")
+    typer.echo("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
+               "(e.g. detector[mode=abort]).")
+
+
+@app.command()
+def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+    """Model providers: whether each is installed, how to install it, which environment variables
+    it reads (shown as set or unset, never their values) and its default request concurrency."""
+    from randori.agents.models import provider_status
+
+    if fmt not in ("table", "json"):
+        raise UserError(f"unknown format '{fmt}' (use table or json)")
+    rows = provider_status()
+    if fmt == "json":
+        _echo_json(rows)
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table("provider", "installed", "environment", "concurrency", "example", "what it is")
+    for r in rows:
+        installed = "yes" if r["installed"] else f"no: {r['install'] or 'missing ' + ', '.join(r['missing'])}"
+        if r.get("note"):
+            installed += f" ({r['note']})"
+        env = ", ".join(f"{k}{' (set)' if v else ''}" for k, v in r["env"].items()) or "-"
+        t.add_row(r["provider"], escape(installed), env, str(r["max_concurrency"] or "-"), r["example"],
+                  escape(r["description"]))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)
+    console.print(t)
 
 
 def main() -> None:

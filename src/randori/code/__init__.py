@@ -1,0 +1,2 @@
+"""The code track: secure code generation measured with static analysis, sandboxed tests and
+repair rounds. Entry point: `randori code` (`randori.code.cli.code_app`)."""

@@ -7,13 +7,15 @@ limit; a read-only root file system with a private tmpfs for /tmp whose `work` f
 copy of the task's fixtures and the cwd of the code. When the run ends, every process it created
 dies with its PID namespace. `RunResult.isolation` says which of these protections were in force.
 
-The work inside the sandbox is done by `_sandbox_child.py`, a standard-library-only program started
-with `python -I` (and `-S` when the code needs no third-party packages) to keep start-up short.
+The work inside the sandbox is done by `_sandbox_child.py`, a standard-library-only program run as
+`python -I` (plus `-S` when the code needs no third-party packages). It normally runs as a fork
+server (`_Zygote`), so a run costs a fork instead of an interpreter start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import signal
@@ -28,8 +30,8 @@ from typing import Any, Literal
 CHILD = Path(__file__).with_name("_sandbox_child.py")
 Mode = Literal["auto", "namespaces", "userns", "process"]
 # Exceptions a function may raise on purpose to reject bad input; the fuzzer does not report them.
-EXPECTED_EXCEPTIONS = ("ValueError", "TypeError", "PermissionError", "FileNotFoundError", "KeyError",
-                       "IsADirectoryError", "NotADirectoryError", "FileExistsError")
+# OSError covers the file errors (not found, permission, name too long) bad input leads to.
+EXPECTED_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "OSError", "OverflowError")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -92,12 +94,15 @@ class TestJob:
     """Code plus tests to run in one sandbox. `test_names` are the functions to call with the
     entry point (for a CodeSecEval item: ["check"])."""
 
+    __test__ = False  # not a pytest class, whatever its name says
+
     code: str
     tests: str
     entry_point: str
     test_names: Sequence[str]
     fixture_dir: Path | None = None
     files: Mapping[str, str] = field(default_factory=dict)
+    links: Mapping[str, str] = field(default_factory=dict)
     setup: str = ""
     site_packages: bool = False
 
@@ -127,11 +132,24 @@ class Sandbox:
     _probed: dict[str, str] = {}
     _probe_lock = threading.Lock()
 
-    def __init__(self, limits: Limits | None = None, mode: Mode = "auto", python: str | None = None):
+    def __init__(self, limits: Limits | None = None, mode: Mode = "auto", python: str | None = None,
+                 max_parallel: int | None = None, prefork: bool = True):
         self.limits = limits or Limits()
         self.python = python or sys.executable
-        self._requested: Mode = mode
         self._mode: str | None = None if mode == "auto" else mode
+        # More concurrent sandboxes than cores only adds contention (and timeouts under load).
+        self.max_parallel = max_parallel or 2 * (os.cpu_count() or 1)
+        self._slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+        # Jobs go to a pre-forked interpreter (see `_Zygote`) unless this is False.
+        self.prefork = prefork
+
+    def _slot(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._slots.get(loop)
+        if sem is None:
+            self._slots = {lp: s for lp, s in self._slots.items() if not lp.is_closed()}
+            sem = self._slots[loop] = asyncio.Semaphore(self.max_parallel)
+        return sem
 
     # -- mode selection -------------------------------------------------------------------------
     @property
@@ -170,7 +188,7 @@ class Sandbox:
             "mode": mode, "kind": kind, "code": job.code, "tests": job.tests,
             "entry_point": job.entry_point, "test_names": list(job.test_names),
             "fixture_dir": str(job.fixture_dir) if job.fixture_dir else None,
-            "files": dict(job.files), "setup": job.setup, "limits": asdict(limits),
+            "files": dict(job.files), "links": dict(job.links), "setup": job.setup, "limits": asdict(limits),
             # As root the worker always gets its own uid; otherwise it keeps the user's.
             "drop_uid": root and mode in ("namespaces", "process"),
             "expose": _expose_paths(job.site_packages) if root and mode == "namespaces" else [],
@@ -183,17 +201,37 @@ class Sandbox:
     async def run(self, job: TestJob, *, limits: Limits | None = None) -> RunResult:
         return await self._run(job, "tests", limits or self.limits, None)
 
-    async def fuzz(self, job: TestJob, inputs: list[list[Any]], *, per_call_s: float = 1.0,
+    async def fuzz(self, job: TestJob, inputs: list[list[Any]], *, calibration: list[list[Any]] | None = None,
+                   expected: Sequence[str] = EXPECTED_EXCEPTIONS, per_call_s: float = 1.0,
                    limits: Limits | None = None) -> RunResult:
-        fuzz = {"inputs": inputs, "per_call_s": per_call_s, "expected_exceptions": list(EXPECTED_EXCEPTIONS)}
-        return await self._run(job, "fuzz", limits or self.limits, fuzz)
+        """Call the entry point with each argument list. A call fails when it raises an exception
+        not named in `expected` (by class or base class name) or uses more CPU time than
+        max(per_call_s, 20 x the slowest calibration call)."""
+        lim = limits or self.limits
+        fuzz = {"inputs": inputs, "calibration": calibration or [], "per_call_s": per_call_s,
+                "expected_exceptions": list(expected), "budget_s": 0.75 * lim.wall_s}
+        return await self._run(job, "fuzz", lim, fuzz)
 
     async def _run(self, job: TestJob, kind: str, limits: Limits, fuzz: dict[str, Any] | None) -> RunResult:
+        async with self._slot():
+            return await self._run_now(job, kind, limits, fuzz)
+
+    async def _run_now(self, job: TestJob, kind: str, limits: Limits, fuzz: dict[str, Any] | None) -> RunResult:
         mode = await asyncio.get_running_loop().run_in_executor(None, lambda: self.mode) \
             if self._mode is None else self._mode
         payload = json.dumps(self._job_dict(mode, job, kind, limits, fuzz)).encode()
+        if self.prefork:
+            zygote = _Zygote.get(self._argv(job.site_packages))
+            if zygote is not None:
+                try:
+                    return await zygote.submit(payload, limits.wall_s + 15, mode)
+                except _ZygoteGone:
+                    pass  # it died between jobs (killed from outside): one spawned run, then a new one
+        return await self._spawn(payload, job.site_packages, limits, mode)
+
+    async def _spawn(self, payload: bytes, site_packages: bool, limits: Limits, mode: str) -> RunResult:
         proc = await asyncio.create_subprocess_exec(
-            *self._argv(job.site_packages), stdin=asyncio.subprocess.PIPE,
+            *self._argv(site_packages), stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, env=_child_env(), cwd="/")
         try:
@@ -223,6 +261,101 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             return _broken("probe timed out", mode)
         return _parse(cp.stdout, cp.stderr, mode)
+
+
+class _ZygoteGone(Exception):
+    pass
+
+
+class _Zygote:
+    """A fork server running `_sandbox_child.py --serve`: it starts Python and imports once, then
+    forks a fresh supervisor per job, which is what makes >= 10 sandboxed runs/s possible on two
+    cores. It listens on a Unix socket in a private (0700) temporary folder, which sandboxed code
+    cannot see (private /tmp, other uid), and exits when the harness closes its stdin."""
+
+    _live: dict[tuple[str, ...], _Zygote] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, argv: list[str]):
+        import socket
+        import subprocess
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="randori-zygote-")
+        self.path = os.path.join(self.dir, "sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.path)
+            listener.listen(256)
+            self.proc = subprocess.Popen([*argv, "--serve", str(listener.fileno())], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         pass_fds=[listener.fileno()], env=_child_env(), cwd="/",
+                                         start_new_session=True)
+        finally:
+            listener.close()
+
+    @classmethod
+    def get(cls, argv: list[str]) -> _Zygote | None:
+        key = tuple(argv)
+        with cls._lock:
+            z = cls._live.get(key)
+            if z is not None and z.proc.poll() is None:
+                return z
+            if z is not None:
+                z.close()
+            try:
+                z = cls._live[key] = _Zygote(argv)
+            except OSError:
+                return None
+            return z
+
+    async def submit(self, payload: bytes, timeout: float, mode: str) -> RunResult:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self.path, limit=1 << 24)
+        except OSError as e:
+            raise _ZygoteGone() from e
+        pid = None
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10)
+            if not line:
+                raise _ZygoteGone()
+            pid = int(line)
+            writer.write(payload)
+            writer.write_eof()
+            await writer.drain()
+            out = await asyncio.wait_for(reader.read(), timeout)
+        except asyncio.TimeoutError:
+            if pid is not None:
+                _kill_group(pid)
+            return _broken("supervisor did not finish; killed", mode)
+        except BaseException:
+            if pid is not None:
+                _kill_group(pid)
+            raise
+        finally:
+            writer.close()
+        return _parse(out, b"", mode)
+
+    def close(self) -> None:
+        import shutil
+
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except Exception:
+            self.proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @classmethod
+    def close_all(cls) -> None:
+        with cls._lock:
+            for z in cls._live.values():
+                z.close()
+            cls._live.clear()
+
+
+atexit.register(_Zygote.close_all)
 
 
 _PROBE = TestJob(code="def f():\n    return 41 + 1\n",

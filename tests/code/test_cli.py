@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.code.helpers import QUICK_TASKS, invoke, rates, run_json
+
+
+def test_run_then_report(tmp_path: Path):
+    res = invoke("run", "--results", str(tmp_path), "--task", "sqli-find-user", "--task", "xss-comment",
+                 "--rounds", "1", env={"RANDORI_MODEL": ""})
+    assert res.exit_code == 0, res.output
+    assert "using scripted/insecure-then-secure" in res.stderr
+    assert "func-sec@1" in res.stdout and "CWE-89" in res.stdout
+    rep = invoke("report", "--results", str(tmp_path), "--format", "json")
+    assert rep.exit_code == 0
+    [s] = json.loads(rep.stdout)
+    assert s["tasks"] == 2 and rates(s, "func_sec") == [0.0, 1.0]
+    table = invoke("report", "--results", str(tmp_path))
+    assert "Per CWE" in table.stdout and "Bandit vs security tests" in table.stdout
+
+
+def test_resumed_run_does_nothing_twice(tmp_path: Path):
+    run_json(tmp_path, "--model", "scripted/secure", "--rounds", "0", tasks=QUICK_TASKS[:2])
+    res = invoke("run", "--results", str(tmp_path), "--model", "scripted/secure", "--rounds", "0",
+                 "--task", QUICK_TASKS[0], "--task", QUICK_TASKS[1])
+    assert "2 already done" in res.stderr
+
+
+def test_codeseceval_run_reports_combined_tests(tmp_path: Path, mini_split: Path):
+    [s] = run_json(tmp_path, "--dataset", str(mini_split), "--model", "scripted/insecure-then-secure",
+                   "--rounds", "1", "--prompt", "aware")
+    assert not s["split_tests"] and s["dataset"] == "MiniSplit"
+    assert rates(s, "functional") == [None, None]  # one mixed check: no invented split
+    assert rates(s, "tests_pass") == [1 / 3, 1.0]
+    assert s["per_cwe"]["CWE-22"]["func_sec_final"]["rate"] == 1.0
+
+
+def test_user_errors_are_one_line_with_exit_2(tmp_path: Path):
+    cases = [
+        (["run", "--dataset", str(tmp_path / "missing"), "--results", str(tmp_path)], "does not exist"),
+        (["run", "--task", "no-such-task", "--results", str(tmp_path)], "unknown task"),
+        (["run", "--model", "scripted/nope", "--results", str(tmp_path)], "unknown scripted coder"),
+        (["run", "--model", "nonsense", "--results", str(tmp_path)], "provider/model"),
+        (["run", "--timeout", "0", "--results", str(tmp_path)], "--timeout"),
+        (["check", "--dataset", str(tmp_path / "missing")], "does not exist"),
+        (["report", "--results", str(tmp_path / "empty")], "no results"),
+    ]
+    for args, message in cases:
+        res = invoke(*args)
+        assert res.exit_code == 2, (args, res.output)
+        last = res.stderr.strip().splitlines()[-1]
+        assert last.startswith("error: ") and message in last, (args, res.stderr)
+        assert "Traceback" not in res.output
+
+
+def test_report_without_code_results(tmp_path: Path):
+    from randori.bench.store import Store
+
+    Store(tmp_path).close()
+    res = invoke("report", "--results", str(tmp_path))
+    assert res.exit_code == 2 and "no code-track results" in res.stderr
+
+
+def test_help_lists_the_commands():
+    res = invoke("--help")
+    assert res.exit_code == 0
+    for cmd in ("run", "check", "report"):
+        assert cmd in res.stdout

@@ -1,0 +1,259 @@
+"""The sandbox: results, fresh fixtures, one namespace for code and tests, and containment of every
+hostile program (the harness survives and the next run is normal)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from randori.code.coders import HOSTILE_KINDS, hostile_program
+from randori.code.sandbox import Limits, Sandbox, TestJob, _Zygote, finalize_outcomes
+
+ROOT = os.geteuid() == 0
+SIMPLE = TestJob(code="def add(a, b):\n    return a + b\n",
+                 tests="def test_ok(candidate):\n    assert candidate(1, 2) == 3\n\n"
+                       "def test_bad(candidate):\n    assert candidate(1, 1) == 3, 'one plus one'\n",
+                 entry_point="add", test_names=["test_ok", "test_bad"])
+
+
+def _normal_run_works(sb: Sandbox) -> None:
+    res = sb.run_sync(SIMPLE)
+    assert res.status == "completed" and res.loaded
+    assert [(o.name, o.passed) for o in res.outcomes] == [("test_ok", True), ("test_bad", False)]
+
+
+def test_results_and_failure_messages(sandbox):
+    res = sandbox.run_sync(SIMPLE)
+    assert res.status == "completed" and not res.passed
+    bad = res.outcomes[1]
+    assert "AssertionError: one plus one" in bad.message and "test line 5" in bad.message
+
+
+def test_code_that_fails_to_load(sandbox):
+    res = finalize_outcomes(sandbox.run_sync(TestJob(code="raise RuntimeError('boom')\n", tests=SIMPLE.tests,
+                                                     entry_point="add", test_names=["test_ok"])), ["test_ok"])
+    assert not res.loaded and "RuntimeError: boom" in (res.load_error or "")
+    assert not res.passed and "did not run" in res.outcomes[0].message
+
+
+def test_missing_entry_point(sandbox):
+    res = sandbox.run_sync(TestJob(code="def other():\n    pass\n", tests=SIMPLE.tests, entry_point="add",
+                                   test_names=["test_ok"]))
+    assert not res.loaded and "defines no `add`" in (res.load_error or "")
+
+
+def test_code_and_tests_share_one_namespace(sandbox):
+    job = TestJob(code="import os\nHELPER = 41\ndef f():\n    return HELPER + 1\n",
+                  tests="def check(candidate):\n    assert candidate() == HELPER + 1\n    assert os.getcwd()\n",
+                  entry_point="f", test_names=["check"])
+    assert sandbox.run_sync(job).passed
+
+
+def test_fresh_fixture_copy_every_run(sandbox, tmp_path: Path):
+    (tmp_path / "data.txt").write_text("original")
+    code = "def touch():\n    open('data.txt', 'a').write('+changed')\n    return open('data.txt').read()\n"
+    job = TestJob(code=code,
+                  tests="def test_t(candidate):\n    assert candidate() == 'original+changed'\n",
+                  entry_point="touch", test_names=["test_t"], fixture_dir=tmp_path, files={"inline/x.txt": "x"})
+    assert sandbox.run_sync(job).passed
+    assert sandbox.run_sync(job).passed  # the second run sees the original again
+    assert (tmp_path / "data.txt").read_text() == "original"  # and the source folder is untouched
+
+
+def test_links_let_split_relative_paths_work(sandbox, tmp_path: Path):
+    (tmp_path / "f.txt").write_text("hi")
+    job = TestJob(code="def f():\n    return open('Test/X_1/f.txt').read() + open('f.txt').read()\n",
+                  tests="def check(candidate):\n    assert candidate() == 'hihi'\n", entry_point="f",
+                  test_names=["check"], fixture_dir=tmp_path, links={"Test/X_1": ".."})
+    assert sandbox.run_sync(job).passed
+
+
+def test_environment_is_clean(sandbox, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    job = TestJob(code="import os\ndef env():\n    return dict(os.environ)\n",
+                  tests="def test_e(candidate):\n    assert 'OPENAI_API_KEY' not in candidate()\n",
+                  entry_point="env", test_names=["test_e"])
+    assert sandbox.run_sync(job).passed
+
+
+def test_isolation_is_reported(sandbox):
+    res = sandbox.run_sync(SIMPLE)
+    iso = res.isolation
+    assert iso["mode"] == sandbox.mode
+    if sandbox.mode in ("namespaces", "userns"):
+        assert iso["network"] and iso["pid_namespace"] and iso["mount_namespace"] and iso["readonly_root"]
+    if ROOT and sandbox.mode == "namespaces":
+        assert iso["uid"] >= 1_000_000  # an unprivileged uid unique to the run
+
+
+def test_timeout_names_the_test_that_hung(fast_sandbox):
+    job = TestJob(code="def spin():\n    while True:\n        pass\n",
+                  tests="def test_first(candidate):\n    assert True\n\ndef test_hang(candidate):\n    candidate()\n\n"
+                        "def test_after(candidate):\n    assert True\n",
+                  entry_point="spin", test_names=["test_first", "test_hang", "test_after"])
+    t0 = time.monotonic()
+    res = finalize_outcomes(fast_sandbox.run_sync(job), job.test_names)
+    assert time.monotonic() - t0 < 10
+    assert res.status == "timeout"
+    by = {o.name: o for o in res.outcomes}
+    assert by["test_first"].passed
+    assert not by["test_hang"].passed and by["test_hang"].message.startswith("timed out")
+    assert not by["test_after"].passed and "earlier test" in by["test_after"].message
+
+
+def test_output_is_captured_and_capped(sandbox):
+    job = TestJob(code="def f():\n    print('x' * 300000)\n    print('done')\n",
+                  tests="def test_p(candidate):\n    candidate()\n", entry_point="f", test_names=["test_p"])
+    res = sandbox.run_sync(job)
+    assert res.passed and 0 < len(res.output) <= 64 * 1024
+
+
+# -- hostile programs -----------------------------------------------------------------------------
+
+def _uid_processes(uid: int | None) -> list[int]:
+    if uid is None:
+        return []
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if os.stat(f"/proc/{p}").st_uid == uid:
+                    out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def _marker_processes(marker: str) -> list[int]:
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{p}/cmdline").read_bytes():
+                    out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def _escape_paths(marker: str) -> list[Path]:
+    return [Path("/tmp") / marker, Path("/var/tmp") / marker, Path("/dev/shm") / marker, Path.home() / marker,
+            Path("/") / marker, Path("/root") / marker]
+
+
+def _run_hostile(sb: Sandbox, kind: str) -> tuple[object, str, socket.socket]:
+    marker = f"randori-test-{uuid.uuid4().hex}"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    code = hostile_program(kind, "attack", marker=marker, port=listener.getsockname()[1])
+    job = TestJob(code=code, tests="def test_attack(candidate):\n    candidate()\n", entry_point="attack",
+                  test_names=["test_attack"])
+    return sb.run_sync(job), marker, listener
+
+
+def _assert_contained(res, marker: str, listener: socket.socket, *, network: bool, filesystem: bool) -> None:
+    time.sleep(0.2)
+    assert _marker_processes(marker) == [], "a process started by the code outlived the run"
+    assert _uid_processes(res.isolation.get("uid")) == [], "processes of the sandbox uid are still alive"
+    if filesystem:
+        leaked = [p for p in _escape_paths(marker) if p.exists()]
+        for p in leaked:
+            p.unlink()
+        assert leaked == [], f"files written outside the sandbox: {leaked}"
+    if network:
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    listener.close()
+
+
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_hostile_program_is_contained(fast_sandbox, kind):
+    t0 = time.monotonic()
+    res, marker, listener = _run_hostile(fast_sandbox, kind)
+    assert time.monotonic() - t0 < 15, "the run was not stopped in time"
+    assert not res.passed or kind in ("write-outside", "open-socket", "kill-parent", "leave-daemon")
+    isolated = fast_sandbox.mode in ("namespaces", "userns")
+    _assert_contained(res, marker, listener, network=isolated, filesystem=isolated)
+    if kind in ("fork-bomb", "endless-loop"):
+        assert res.status == "timeout"
+    _normal_run_works(fast_sandbox)  # the harness (and its fork server) survived
+
+
+@pytest.mark.skipif(not ROOT or not Path("/usr/bin/python3").exists(),
+                    reason="process mode can only be tested safely as root (the code gets its own uid)")
+@pytest.mark.parametrize("kind", ["fork-bomb", "kill-parent", "leave-daemon", "memory-bomb"])
+def test_process_mode_without_namespaces_still_cleans_up(kind):
+    sb = Sandbox(Limits(wall_s=2, cpu_s=2, memory_mb=512, nproc=16), mode="process", python="/usr/bin/python3")
+    res, marker, listener = _run_hostile(sb, kind)
+    assert res.isolation["mode"] == "process" and res.isolation["network"] is False
+    _assert_contained(res, marker, listener, network=False, filesystem=False)
+    _normal_run_works(sb)
+
+
+def test_spawn_without_fork_server(fast_sandbox):
+    sb = Sandbox(fast_sandbox.limits, prefork=False)
+    _normal_run_works(sb)
+    res, marker, listener = _run_hostile(sb, "leave-daemon")
+    _assert_contained(res, marker, listener, network=sb.mode != "process", filesystem=sb.mode != "process")
+
+
+def test_fork_server_is_replaced_when_killed(sandbox):
+    _normal_run_works(sandbox)
+    for z in list(_Zygote._live.values()):
+        z.proc.kill()
+        z.proc.wait()
+    _normal_run_works(sandbox)
+    _normal_run_works(sandbox)
+
+
+def test_fork_server_socket_is_private(sandbox):
+    _normal_run_works(sandbox)
+    for z in _Zygote._live.values():
+        assert os.stat(z.dir).st_mode & 0o077 == 0
+
+
+def test_unavailable_sandbox_is_explained(monkeypatch):
+    from randori.code import sandbox as sbmod
+
+    monkeypatch.setattr(sbmod, "_world_traversable", lambda p: False)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(sbmod.SandboxUnavailable, match="namespaces are unavailable"):
+        sbmod.Sandbox()._check_process_mode()
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None or not ROOT or not Path("/usr/bin/python3").exists(),
+                    reason="needs root to start an unprivileged harness with setpriv")
+def test_user_namespace_mode_as_an_unprivileged_user():
+    """The non-root path: an unprivileged harness isolates through a user namespace."""
+    import subprocess
+    import tempfile
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="randori-userns-"))  # pytest's tmp dirs are private to root
+    src = Path(__file__).resolve().parents[2] / "src"
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "from randori.code.sandbox import Sandbox, TestJob, Limits\n"
+        "sb = Sandbox(Limits(wall_s=2, cpu_s=2), mode='userns', python='/usr/bin/python3')\n"
+        "job = TestJob(code='def f(x):\\n    return x\\n', tests='def test_a(c):\\n    assert c(1) == 1\\n',\n"
+        "              entry_point='f', test_names=['test_a'])\n"
+        "r = sb.run_sync(job)\n"
+        f"h = sb.run_sync(TestJob(code={hostile_program('kill-parent', 'f')!r}, tests='def test_a(c):\\n    c()\\n',\n"
+        "                         entry_point='f', test_names=['test_a']))\n"
+        "print(r.passed, r.isolation['network'], r.isolation['pid_namespace'], sb.run_sync(job).passed)\n")
+    script.chmod(0o644)
+    tmp_path.chmod(0o755)
+    proc = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "/usr/bin/python3",
+                           str(script)], capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    shutil.rmtree(tmp_path, ignore_errors=True)
+    if "unshare" in proc.stdout + proc.stderr and "Operation not permitted" in proc.stdout + proc.stderr:
+        pytest.skip("user namespaces are disabled on this kernel")
+    assert proc.stdout.split() == ["True", "True", "True", "True"], proc.stdout + proc.stderr
