@@ -1,4 +1,4 @@
-"""`ToolAgent`: the model <-> tools loop with defense hooks."""
+"""`ToolAgent`: the model <-> tools loop with defense hooks (see agents/defenses/base.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from randori.agents.defenses.base import Defense, DefenseAbort
-from randori.agents.messages import Message, Trace
+from randori.agents.messages import Message, ToolCall, ToolResult, Trace
 from randori.agents.models.base import ChatModel
 from randori.tools.function import Tool
 from randori.tools.runtime import run_tool
@@ -17,6 +17,7 @@ class ToolAgent:
                  defense: Defense | None = None, *, max_steps: int = 20, fmt: str = "yaml"):
         self.model = model
         self.tools = tools
+        self.active_tools = tools  # what select_tools left (set per run)
         self.system_prompt = system_prompt
         self.defense = defense or Defense()
         self.max_steps = max_steps
@@ -26,24 +27,60 @@ class ToolAgent:
                   trace: Trace | None = None) -> Trace:
         """Run until the model answers without tool calls, a defense aborts, or `max_steps`.
         Model errors propagate (the runner records them); tool errors go back to the model."""
-        d = self.defense
         trace = trace if trace is not None else Trace()
-        trace.messages += [Message.system(d.system_prompt(self.system_prompt)), Message.user(prompt)]
-        tools = await d.select_tools(prompt, self.tools, self.model)
-        tool_map = {t.name: t for t in tools}
         try:
-            for _ in range(self.max_steps):
-                reply = await self.model.complete(d.before_model(trace.messages), tools)
-                trace.messages.append(reply)
-                if not reply.tool_calls:
-                    return trace
-                for call in reply.tool_calls:
-                    result = run_tool(tool_map, env, call, watch=watch, fmt=self.fmt)
-                    result = await d.on_tool_result(call, result)
-                    trace.messages.append(Message.tool(result))
-            trace.messages.append(Message(role="assistant", content="",
-                                          annotations=[f"stopped after {self.max_steps} steps"]))
+            await self.start(trace, prompt)
+            await self.steps(env, trace, watch)
         except DefenseAbort as e:
-            trace.messages.append(Message(role="assistant", content="",
-                                          annotations=[f"aborted by defense {d.name}: {e}"]))
+            self.record(trace, Message(role="assistant", content="",
+                                       annotations=[f"aborted by defense {self.defense.name}: {e}"]))
         return trace
+
+    async def start(self, trace: Trace, prompt: str) -> None:
+        d = self.defense
+        with d.timed():
+            system = d.system_prompt(self.system_prompt)
+        trace.messages += [Message.system(system), Message.user(prompt)]
+        with d.timed():
+            # Runs before any tool output exists: the only moment a defense can ask the model a
+            # question the attacker cannot influence.
+            self.active_tools = await d.select_tools(prompt, self.tools, self.model)
+
+    async def steps(self, env: Any, trace: Trace, watch: Mapping[str, str] | None) -> None:
+        tool_map = {t.name: t for t in self.active_tools}
+        for _ in range(self.max_steps):
+            reply = await self.ask(trace, self.active_tools)
+            self.record(trace, reply)
+            if not reply.tool_calls:
+                return
+            for call in reply.tool_calls:
+                result = await self.execute(env, call, tool_map, watch)
+                self.record(trace, Message.tool(result))
+        self.record(trace, Message(role="assistant", content="",
+                                   annotations=[f"stopped after {self.max_steps} steps"]))
+
+    async def ask(self, trace: Trace, tools: list[Tool], extra: list[Message] | None = None) -> Message:
+        """One model turn on the trace so far (plus `extra` messages that are shown, not stored)."""
+        with self.defense.timed():
+            messages = self.defense.before_model(trace.messages)
+        return await self.model.complete([*messages, *(extra or [])], tools)
+
+    async def execute(self, env: Any, call: ToolCall, tool_map: Mapping[str, Tool],
+                      watch: Mapping[str, str] | None) -> ToolResult:
+        d = self.defense
+        with d.timed():
+            reason = await d.check_call(call)
+        if reason:
+            d.note(f"blocked {call.function}: {reason}")
+            return ToolResult(call_id=call.id, function=call.function,
+                              error=f"This call was blocked by a security policy: {reason}")
+        result = run_tool(tool_map, env, call, watch=watch, fmt=self.fmt)
+        with d.timed():
+            return await d.on_tool_result(call, result)
+
+    def record(self, trace: Trace, message: Message) -> None:
+        """Append `message`, carrying the notes the defense made since the last message."""
+        notes = self.defense.take_notes()
+        if notes:
+            message.annotations = [*notes, *message.annotations]
+        trace.messages.append(message)

@@ -1,20 +1,46 @@
-"""Attacks: what text goes into the injection vectors. Registry + `randori.attacks` entry points."""
+"""Attacks: what text goes into the injection vectors. Registry + `randori.attacks` entry points.
+
+An attack is named on the command line as `NAME` or `NAME[key=value,...]` (parameters, e.g.
+`adaptive[attacker=openai/gpt-4o,budget=5]`); the canonical form (`Attack.label`) is what the store
+and the report show and what the case key hashes."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 from importlib.metadata import entry_points
+from typing import Any
 
-from randori.attacks.base import Attack, AttackContext, model_display_name
+from randori.attacks.base import Attack, AttackContext, model_display_name, parse_spec
 from randori.errors import UserError
 
+_T = "randori.attacks.templates:"
 ATTACKS: dict[str, str] = {
-    "important_instructions": "randori.attacks.templates:ImportantInstructions",
-    "direct": "randori.attacks.templates:Direct",
+    "important_instructions": _T + "ImportantInstructions",
+    "important_instructions_no_user_name": _T + "NoUserName",
+    "important_instructions_no_model_name": _T + "NoModelName",
+    "important_instructions_no_names": _T + "NoNames",
+    "important_instructions_wrong_user_name": _T + "WrongUserName",
+    "important_instructions_wrong_model_name": _T + "WrongModelName",
+    "ignore_previous": _T + "IgnorePrevious",
+    "direct": _T + "Direct",
+    "system_message": _T + "SystemMessage",
+    "injecagent": _T + "InjecAgent",
+    "tool_knowledge": _T + "ToolKnowledge",
+    "dos_stop": _T + "DoSStop",
+    "dos_captcha": _T + "DoSCaptcha",
+    "dos_offensive": _T + "DoSOffensive",
+    "dos_illegal": _T + "DoSIllegal",
+    "dos_insult": _T + "DoSInsult",
+    "adaptive": "randori.attacks.adaptive:Adaptive",
 }
 
+MAX_ROW = "max"  # a report row, not an attack: see bench/metrics.py
 
+
+@functools.lru_cache(maxsize=1)
 def _table() -> dict[str, str]:
+    # Scanning entry points reads every installed distribution's metadata: once per process.
     table = dict(ATTACKS)
     for ep in entry_points(group="randori.attacks"):
         table.setdefault(ep.name, ep.value)
@@ -25,13 +51,32 @@ def attack_names() -> list[str]:
     return sorted(_table())
 
 
-def get_attack(name: str) -> Attack:
+def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
+    """The attack named by `spec`. `defaults` fill parameters the spec leaves out, for attacks that
+    accept them (the CLI's --attacker-* options reach `adaptive` this way)."""
+    from randori.attacks.base import coerce_params
+
+    name, raw = parse_spec(spec)
+    if name == MAX_ROW:
+        raise UserError("'max' is not an attack to run: the report adds a 'max' row (broken by any attack) "
+                        "whenever two or more attacks ran")
     table = _table()
     if name not in table:
         raise UserError(f"unknown attack '{name}' (known: {', '.join(sorted(table))})")
     module_name, _, cls_name = table[name].partition(":")
-    attack = getattr(importlib.import_module(module_name), cls_name)()
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+    except (ImportError, AttributeError) as e:
+        raise UserError(f"attack '{name}' cannot be loaded from {table[name]}: {e}") from None
+    accepted: dict[str, type] = getattr(cls, "parameters", {})
+    params = coerce_params(f"attack '{name}'", raw, accepted)
+    for key, value in (defaults or {}).items():
+        if key in accepted and key not in params and value is not None:
+            params[key] = value
+    attack = cls(**params) if params else cls()
     attack.name = name
+    if not hasattr(attack, "params"):  # a plugin that does not call Attack.__init__
+        attack.params = {}
     return attack  # type: ignore[no-any-return]
 
 

@@ -1,34 +1,69 @@
-"""The `Attack` interface and the attacker's knowledge."""
+"""The `Attack` interface, the attacker's knowledge, and `name[key=value,...]` specs."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from randori.errors import UserError
 from randori.tasks.task import InjectionTask, UserTask
+
+AttackKind = Literal["injection", "dos", "adaptive"]
 
 
 @dataclass(frozen=True)
 class AttackContext:
-    """What the attacker knows. Logged with every case, so knowledge can be ablated and audited."""
+    """What the attacker knows. Logged with every case (`attacker_knowledge`), so knowledge can be
+    ablated and audited. `environment` is the suite's initial state, used only to work out the
+    calls of an attacker's goal (tool_knowledge); it is never logged."""
 
     vectors: tuple[str, ...]  # the vectors this user task's data passes through
     user_name: str | None = None
     model_name: str | None = None
     tools: tuple[str, ...] = field(default_factory=tuple)
+    # What an adaptive attacker observes after each try ("final_answer", "trace"); empty for fixed attacks.
+    observes: tuple[str, ...] = field(default_factory=tuple)
+    environment: Any = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"user_name": self.user_name, "model_name": self.model_name, "tools": list(self.tools)}
+        return {"user_name": self.user_name, "model_name": self.model_name, "tools": list(self.tools),
+                "observes": list(self.observes)}
+
+    def replace(self, **changes: Any) -> AttackContext:
+        return dataclasses.replace(self, **changes)
 
 
 class Attack:
+    """Subclass and implement `text` (same text in every vector) or `injections` (per vector).
+
+    `kind`: "injection" attacks pursue an injection task's goal; "dos" attacks only try to stop the
+    agent (scored as loss of utility, planned once per user task); "adaptive" attacks are run by the
+    runner in a loop of tries. `parameters` names the `name[key=value]` options an attack accepts."""
+
     name = "base"
     description = ""
+    kind: ClassVar[AttackKind] = "injection"
+    parameters: ClassVar[dict[str, type]] = {}
 
-    def text(self, user_task: UserTask, injection_task: InjectionTask, context: AttackContext) -> str:
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    @property
+    def label(self) -> str:
+        """The attack as stored and reported: its name plus every parameter that changes its result."""
+        return format_spec(self.name, self.params)
+
+    def context(self, context: AttackContext) -> AttackContext:
+        """The knowledge this attack works with; knowledge ablations override it. What it returns is
+        what gets logged with the case."""
+        return context
+
+    def text(self, user_task: UserTask, injection_task: InjectionTask | None, context: AttackContext) -> str:
         raise NotImplementedError
 
-    def injections(self, user_task: UserTask, injection_task: InjectionTask,
+    def injections(self, user_task: UserTask, injection_task: InjectionTask | None,
                    context: AttackContext) -> dict[str, str]:
         """Vector id -> injected text. The default puts the same text in every reachable vector."""
         payload = self.text(user_task, injection_task, context)
@@ -48,3 +83,51 @@ def model_display_name(model: str) -> str:
         if base.startswith(prefix) or f"/{prefix}" in base or f"-{prefix}" in base:
             return display
     return "AI assistant"
+
+
+# -- specs ------------------------------------------------------------------------------------------
+_SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[(.*)\])?\s*$")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """'adaptive[attacker=openai/gpt-4o,budget=5,trace]' -> ('adaptive', {...}); a bare key means true."""
+    m = _SPEC.match(spec)
+    if not m:
+        raise UserError(f"cannot read '{spec}': expected NAME or NAME[key=value,...]")
+    params: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
+        key, sep, value = part.partition("=")
+        if not key.strip():
+            raise UserError(f"cannot read '{spec}': empty parameter name")
+        params[key.strip()] = value.strip() if sep else "true"
+    return m.group(1), params
+
+
+def format_spec(name: str, params: dict[str, Any]) -> str:
+    if not params:
+        return name
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        parts.append(k if v is True else f"{k}={str(v).lower() if isinstance(v, bool) else v}")
+    return f"{name}[{','.join(parts)}]"
+
+
+def coerce_params(what: str, raw: dict[str, str], accepted: dict[str, type]) -> dict[str, Any]:
+    """String parameters from a spec -> typed values, refusing unknown names with a clear error."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in accepted:
+            known = ", ".join(sorted(accepted)) or "none"
+            raise UserError(f"{what} has no parameter '{key}' (parameters: {known})")
+        typ = accepted[key]
+        try:
+            if typ is bool:
+                if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                out[key] = value.lower() in ("true", "1", "yes")
+            else:
+                out[key] = typ(value)
+        except ValueError:
+            raise UserError(f"{what}: parameter '{key}' must be {typ.__name__}, got '{value}'") from None
+    return out

@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["benign", "attacked", "injection_only"]
+# "dos": a user task under a denial-of-service attack (no injection task; scored as loss of utility).
+Kind = Literal["benign", "attacked", "injection_only", "dos"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from randori.bench.pricing import PriceTable, load_prices, row_cost
+
 Z95 = 1.959963984540054
 POOLED = "all"
 
@@ -49,11 +51,13 @@ def _rate(rows: list[dict[str, Any]], field: str) -> Rate:
     return Rate(sum(1 for r in ok if r[field]), len(ok))
 
 
-def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (model, defense, attack, suite) plus pooled rows (suite = "all").
+def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) -> list[dict[str, Any]]:
+    """One row per (model, defense, attack, suite) plus pooled rows (suite = "all"). `cost_usd` uses
+    `prices` (default: `load_prices()`) and is None when the model has no price.
 
     Benign cases carry no attack; their utility is shown on every attack row of the same
     (model, defense, suite), and on a row with attack None when no attack was run."""
+    prices = prices if prices is not None else load_prices()
     by_scope: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         for suite in (r["suite"], POOLED):
@@ -68,7 +72,10 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         for r in scope_rows:
             if r["kind"] == "attacked":
                 attacked[r["attack"]].append(r)
-        for attack in sorted(attacked) or [None]:
+        if len(attacked) >= 2:
+            attacked[MAX] = max_rows([r for rs in attacked.values() for r in rs])
+        names: list[str | None] = sorted(attacked, key=lambda a: (a == MAX, a))
+        for attack in names or [None]:
             arows = attacked.get(attack, []) if attack else []
             group = benign + capability + arows
             seen = [r for r in arows if r["injection_seen"]]
@@ -88,5 +95,86 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "output_tokens": sum(r["output_tokens"] for r in group),
                 "defense_calls": sum(r["defense_calls"] for r in group),
                 "wall_time_s": round(sum(r["duration_s"] for r in group), 3),
+                "cost_usd": _cost(prices, group),
+                **_defense_cost(group),
             })
     return out
+
+
+def _defense_cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"defense_input_tokens": sum(r.get("defense_input_tokens") or 0 for r in rows),
+            "defense_output_tokens": sum(r.get("defense_output_tokens") or 0 for r in rows),
+            "defense_time_s": round(sum(r.get("defense_time_s") or 0.0 for r in rows), 3)}
+
+
+# -- the `max` row: a (user task, injection task, repeat) is broken if any attack broke it ---------
+MAX = "max"
+_SUMMED = ("model_calls", "input_tokens", "output_tokens", "defense_calls", "defense_input_tokens",
+           "defense_output_tokens", "duration_s", "defense_time_s")
+
+
+def max_rows(attacked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One synthetic case per (suite, user task, injection task, repeat) over every attack run on it:
+    attack succeeded if any attack's did, utility kept only if every attack's was, injection seen if
+    any. A pair whose failed cases leave it open (an error and no success) counts as an error. Cost
+    is the sum over the attacks: what the whole set cost to run."""
+    pairs: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in attacked:
+        pairs[(r["suite"], r["suite_version"], r["user_task"], r["injection_task"], r["repeat"])].append(r)
+    out = []
+    for (suite, version, ut, it, rep), group in sorted(pairs.items(), key=lambda kv: str(kv[0])):
+        ok = [r for r in group if r["status"] == "ok"]
+        broken = any(r["attack_succeeded"] for r in ok)
+        status = "ok" if ok and (broken or len(ok) == len(group)) else "error"
+        row: dict[str, Any] = {
+            "kind": "attacked", "attack": MAX, "suite": suite, "suite_version": version, "user_task": ut,
+            "injection_task": it, "repeat": rep, "model": group[0]["model"], "defense": group[0]["defense"],
+            "status": status, "attack_succeeded": broken, "utility": bool(ok) and all(r["utility"] for r in ok),
+            "injection_seen": any(r["injection_seen"] for r in ok)}
+        row.update({k: sum(r.get(k) or 0 for r in group) for k in _SUMMED})
+        out.append(row)
+    return out
+
+
+def _scopes(rows: Iterable[dict[str, Any]], kind: str) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
+    """Rows of `kind` per (model, defense, attack, suite), plus pooled scopes over several suites."""
+    scopes: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["kind"] == kind:
+            for suite in (r["suite"], POOLED):
+                scopes[(r["model"], r["defense"], r["attack"], suite)].append(r)
+    return {k: v for k, v in scopes.items() if k[3] != POOLED or len({r["suite"] for r in v}) >= 2}
+
+
+def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Denial-of-service attacks, reported apart from prompt injections: one row per (model, defense,
+    attack, suite). A DoS attack succeeds when the user's task is not done; `utility_loss` is benign
+    utility minus utility under the DoS attack (same model, defense and suite)."""
+    rows = list(rows)
+    benign: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["kind"] == "benign":
+            for suite in (r["suite"], POOLED):
+                benign[(r["model"], r["defense"], suite)].append(r)
+    out = []
+    for (model, defense, attack, suite), group in sorted(_scopes(rows, "dos").items()):
+        base = _rate(benign.get((model, defense, suite), []), "utility")
+        under = _rate(group, "utility")
+        loss = base.rate - under.rate if base.rate is not None and under.rate is not None else None
+        out.append({
+            "model": model, "defense": defense, "attack": attack, "suite": suite,
+            "suite_versions": sorted({f"{r['suite']}@{r['suite_version']}" for r in group}),
+            "cases": len(group), "errors": sum(1 for r in group if r["status"] != "ok"),
+            "benign_utility": base.as_dict(), "utility_under_attack": under.as_dict(),
+            "utility_loss": None if loss is None else round(loss, 6),
+            "dos_success": _rate(group, "attack_succeeded").as_dict(),
+            "injection_seen": _rate(group, "injection_seen").as_dict(),
+            "model_calls": sum(r["model_calls"] for r in group),
+            "defense_calls": sum(r["defense_calls"] for r in group),
+            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group)})
+    return out
+
+
+def _cost(prices: PriceTable, rows: list[dict[str, Any]]) -> float | None:
+    costs = [row_cost(prices, r) for r in rows]
+    return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)

@@ -1,7 +1,8 @@
-"""Terminal tables for a results store, and suite counts."""
+"""What a results store says: the terminal table, export tables (json, csv), the HTML report, suite counts."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from randori.bench.metrics import summarize
@@ -36,11 +37,20 @@ def fmt_rate(d: dict[str, Any]) -> str:
     return f"{100 * d['rate']:.1f}% [{100 * d['low']:.0f}-{100 * d['high']:.0f}] n={d['n']}"
 
 
-def print_summary(rows: list[dict[str, Any]]) -> None:
+def fmt_cost(cost: float | None) -> str:
+    """USD with enough digits to tell cheap runs apart; "-" when a model has no price."""
+    if cost is None:
+        return "-"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
+    """The headline table; `prices` is a `PriceTable` (default: built-in plus the user's overrides)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    summary = summarize(rows)
+    summary = summarize(rows, prices)
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)  # piped output: don't squeeze the table into 80 columns
@@ -49,13 +59,351 @@ def print_summary(rows: list[dict[str, Any]]) -> None:
         return
     t = Table(title="randori results (rates with Wilson 95% intervals; errors excluded)")
     for col in ("suite", "model", "defense", "attack", "benign utility", "utility under attack",
-                "attack success", "injection seen", "injection tasks alone", "errors"):
-        t.add_column(col)
+                "attack success", "injection seen", "injection tasks alone", "errors", "cost (USD)",
+                "per case: agent, +defense"):
+        t.add_column(col, overflow="fold" if col in ("model", "defense", "attack") else "ellipsis")
     for r in summary:
-        suite = r["suite"] if r["suite"] != "all" else "all (" + ", ".join(r["suite_versions"]) + ")"
-        if r["suite"] != "all":
-            suite = r["suite_versions"][0] if r["suite_versions"] else r["suite"]
-        t.add_row(suite, r["model"], r["defense"], r["attack"] or "-", fmt_rate(r["benign_utility"]),
+        # Names are escaped: a spec such as adaptive[budget=5] would otherwise read as rich markup.
+        t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"] or "-")),
+                  fmt_rate(r["benign_utility"]),
                   fmt_rate(r["utility_under_attack"]), fmt_rate(r["attack_success"]),
-                  fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]))
+                  fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]),
+                  fmt_cost(r["cost_usd"]), f"{fmt_agent_cost(r)}\n{fmt_defense_cost(r)}")
     console.print(t)
+    _print_dos(console, rows)
+    _print_budget(console, rows)
+
+
+def _suite_label(r: dict[str, Any]) -> str:
+    if r["suite"] == "all":
+        return "all (" + ", ".join(r["suite_versions"]) + ")"
+    return str(r["suite_versions"][0]) if r["suite_versions"] else str(r["suite"])
+
+
+def _tokens(n: float) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else f"{n:.0f}"
+
+
+def fmt_agent_cost(r: dict[str, Any]) -> str:
+    """Mean per case: the agent's model calls and tokens (in + out)."""
+    n = r["cases"] or 1
+    tok = (r["input_tokens"] + r["output_tokens"]) / n
+    return f"{r['model_calls'] / n:.1f} calls" + (f", {_tokens(tok)} tok" if tok else "")
+
+
+def fmt_defense_cost(r: dict[str, Any]) -> str:
+    """Mean per case: the defense's own model calls, tokens and wall time ("+0" when it costs nothing)."""
+    n = r["cases"] or 1
+    calls, tok = r["defense_calls"] / n, (r.get("defense_input_tokens", 0) + r.get("defense_output_tokens", 0)) / n
+    ms = 1000 * r.get("defense_time_s", 0.0) / n
+    if not calls and not tok and ms < 0.05:
+        return "+0"
+    parts = [f"{calls:.1f} calls"] if calls else []
+    parts += [f"{_tokens(tok)} tok"] if tok else []
+    return "+" + ", ".join([*parts, f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"])
+
+
+def _print_dos(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from randori.bench.metrics import dos_summary
+
+    dos = dos_summary(rows)
+    if not dos:
+        return
+    t = Table(title="denial of service (reported apart: success = the user's task was not done)")
+    for col in ("suite", "model", "defense", "attack", "benign utility", "utility under attack", "utility loss",
+                "DoS success", "injection seen", "errors", "defense per case"):
+        t.add_column(col)
+    for r in dos:
+        loss = "-" if r["utility_loss"] is None else f"{100 * r['utility_loss']:+.1f} pts"
+        t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"])), fmt_rate(r["benign_utility"]),
+                  fmt_rate(r["utility_under_attack"]), loss, fmt_rate(r["dos_success"]),
+                  fmt_rate(r["injection_seen"]), str(r["errors"]), fmt_defense_cost(r))
+    console.print(t)
+
+
+def _print_budget(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    curve = budget_rows(rows)
+    if not curve:
+        return
+    budgets = sorted({b["budget"] for b in curve})
+    t = Table(title="adaptive attacks: attack success within a budget of tries")
+    for col in ("suite", "model", "defense", "attack", *(f"{b} tries" if b > 1 else "1 try" for b in budgets)):
+        t.add_column(col)
+    lines: dict[tuple[str, str, str, str], dict[int, dict[str, Any]]] = {}
+    for b in curve:
+        lines.setdefault((_suite_label(b), b["model"], b["defense"], b["attack"]), {})[b["budget"]] = b
+    for (suite, model, defense, attack), points in lines.items():
+        t.add_row(suite, *map(escape, (model, defense, attack)),
+                  *(fmt_rate(points[b]["attack_success"]) if b in points else "-" for b in budgets))
+    console.print(t)
+
+
+# -- export tables (json, csv) and the HTML report ------------------------------------------------
+
+EXPORT_TABLES = ("headline", "tasks", "budget", "dos", "code_rounds", "code_cwe")
+# The headline table is "rows" in JSON, for compatibility with the first JSON format.
+JSON_KEYS = {"headline": "rows", "tasks": "tasks", "budget": "budget", "dos": "dos", "code_rounds": "code_rounds",
+             "code_cwe": "code_cwe"}
+RATE_KEYS = ("rate", "low", "high", "successes", "n")
+
+
+def _count(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
+    from randori.bench.metrics import Rate
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    return Rate(sum(1 for r in ok if r[field]), len(ok)).as_dict()
+
+
+def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attacked cases per (suite version, model, defense, attack, user task, injection task):
+    the data of the heat maps. Repeats are pooled; errors are counted apart."""
+    from collections import defaultdict
+
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["kind"] == "attacked":
+            groups[(r["suite"], r["suite_version"], r["model"], r["defense"], r["attack"], r["user_task"],
+                    r["injection_task"])].append(r)
+    out = []
+    for (suite, version, model, defense, attack, ut, it), g in sorted(groups.items()):
+        out.append({"suite": suite, "suite_version": version, "model": model, "defense": defense, "attack": attack,
+                    "user_task": ut, "injection_task": it, "cases": len(g),
+                    "errors": sum(1 for r in g if r["status"] != "ok"),
+                    "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, "utility"),
+                    "injection_seen": _count(g, "injection_seen")})
+    return out
+
+
+def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[str, list[dict[str, Any]]]:
+    """Every table the report exports, by name (see EXPORT_TABLES); empty when there is no data."""
+    from randori.bench.metrics import dos_summary, summarize
+
+    tables: dict[str, list[dict[str, Any]]] = {"headline": _ordered(summarize(rows)), "tasks": task_rows(rows),
+                                               "budget": budget_rows(rows), "dos": dos_summary(rows)}
+    tables.update(code_tables(results_dir))
+    return tables
+
+
+def _ordered(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Each suite's rows, then the pooled row, per (model, defense, attack).
+    from randori.bench.metrics import POOLED
+
+    return sorted(summary, key=lambda r: (r["model"], r["defense"], r["attack"] or "", r["suite"] == POOLED,
+                                          r["suite"]))
+
+
+def flatten(row: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row: a rate {rate, low, high, successes, n} under `x` becomes columns `x`, `x_low`,
+    `x_high`, `x_successes`, `x_n`; lists are joined with ';'; None is an empty cell."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, dict) and set(RATE_KEYS) <= set(v):
+            out[k] = v["rate"]
+            for sub in RATE_KEYS[1:]:
+                out[f"{k}_{sub}"] = v[sub]
+        elif isinstance(v, (list, tuple)):
+            out[k] = ";".join(str(x) for x in v)
+        elif isinstance(v, dict):
+            import json
+
+            out[k] = json.dumps(v, sort_keys=True)
+        else:
+            out[k] = v
+    return out
+
+
+def write_csv(table: list[dict[str, Any]], stream: Any) -> None:
+    """One header row, then one row per entry (columns: union of keys in first-seen order)."""
+    import csv
+
+    flat = [flatten(r) for r in table]
+    header: dict[str, None] = {}
+    for r in flat:
+        header.update(dict.fromkeys(r))
+    w = csv.DictWriter(stream, fieldnames=list(header), lineterminator="\n")
+    w.writeheader()
+    for r in flat:
+        w.writerow({k: "" if v is None else v for k, v in r.items()})
+
+
+_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
+                 ("defense_calls", "defense calls"), ("defense_input_tokens", "defense tokens in"),
+                 ("defense_output_tokens", "defense tokens out"), ("defense_time_s", "defense time"),
+                 ("wall_time_s", "wall time"),
+                 ("cost_usd", "cost (USD)"))
+_NOT_COST = {"cases", "errors"}
+
+
+def _fmt_cost(key: str) -> Any:
+    def fmt(v: Any) -> str:
+        if v is None or v == "":
+            return "–"
+        if key.endswith("_s"):
+            return f"{v:,.1f} s"
+        if key == "cost_usd":
+            return fmt_cost(v)
+        return f"{v:,}" if isinstance(v, int) else f"{v:,.2f}"
+    return fmt
+
+
+def cost_columns(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cost columns present in the headline rows: the known ones first, then any other number
+    (a price column added by the cost accounting shows up without a change here)."""
+    present: dict[str, None] = {}
+    for r in summary:
+        present.update({k: None for k, v in r.items() if k not in _NOT_COST and (
+            k in dict(_COST_COLUMNS) or (isinstance(v, (int, float)) and not isinstance(v, bool)))})
+    known = [(k, label) for k, label in _COST_COLUMNS if k in present]
+    extra = [(k, k.replace("_", " ")) for k in present if k not in dict(_COST_COLUMNS)]
+    return [{"key": k, "label": label, "fmt": _fmt_cost(k)} for k, label in known + extra]
+
+
+def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int = 0,
+                runs: list[dict[str, Any]] | None = None, tables: dict[str, list[dict[str, Any]]] | None = None) -> str:
+    """The whole self-contained report: inline CSS, figures as data URIs, no script, no external link."""
+    import datetime as dt
+
+    import randori
+    from randori.bench import figures as figs
+    from randori.viewer.templating import render
+
+    tables = tables if tables is not None else export_tables(rows, results_dir)
+    headline = tables["headline"]
+    drawn = [figs.utility_vs_attack(headline), figs.attack_success_per_suite(headline),
+             figs.budget_curve(tables["budget"])]
+    heatmaps, heatmaps_left = figs.task_heatmaps(tables["tasks"])
+    figures = [f for f in drawn[:2] if f] + heatmaps + [f for f in drawn[2:] if f]
+    versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in rows})
+    return render(
+        "report.html", title=str(results_dir), version=randori.__version__, store=str(results_dir),
+        generated=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), n_cases=len(rows),
+        n_runs=len(runs or []), excluded=excluded, suites=versions,
+        models=sorted({r["model"] for r in rows}), defenses=sorted({r["defense"] for r in rows}),
+        attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
+        headline=headline, cost_columns=cost_columns(headline), figures=figures,
+        heatmaps_left=heatmaps_left,
+        code=code_section(tables, code_summaries(results_dir) if tables["code_rounds"] else []))
+
+
+def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adaptive attacks: attack success within each budget of tries, per (model, defense, attack)
+    per suite and pooled. A case stores the try on which it succeeded, or its whole budget when it
+    failed (`attack_tries`), so success within b tries is read without re-running anything. A budget
+    is reported only up to the smallest budget a failed case used: beyond it nothing is known."""
+    from collections import defaultdict
+
+    from randori.attacks.adaptive import BUDGETS
+    from randori.bench.metrics import POOLED, Rate
+
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["kind"] == "attacked" and r.get("attack_tries") is not None:
+            for suite in (r["suite"], POOLED):
+                groups[(r["model"], r["defense"], r["attack"], suite)].append(r)
+    out = []
+    for (model, defense, attack, suite), g in sorted(groups.items()):
+        if suite == POOLED and len({r["suite"] for r in g}) < 2:
+            continue
+        ok = [r for r in g if r["status"] == "ok"]
+        failed = [r["attack_tries"] for r in ok if not r["attack_succeeded"]]
+        known = min(failed) if failed else max((r["attack_tries"] for r in ok), default=0)
+        budgets = sorted({b for b in BUDGETS if b <= known} | ({known} if known else set()))
+        if not failed:  # every case broken within `known` tries: larger budgets change nothing
+            budgets = sorted(set(budgets) | {b for b in BUDGETS if b > known})
+        versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in g})
+        for b in budgets:
+            wins = sum(1 for r in ok if r["attack_succeeded"] and r["attack_tries"] <= b)
+            out.append({"model": model, "defense": defense, "attack": attack, "suite": suite,
+                        "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
+                        "attack_success": Rate(wins, len(ok)).as_dict()})
+    return out
+
+
+_NO_RATE = {"rate": None, "low": None, "high": None, "successes": 0, "n": 0}
+_CODE_CONFIG = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
+_ROUND_RATES = ("parses", "functional", "security", "tests_pass", "func_sec", "static_flagged", "fuzz_flagged")
+_CWE_RATES = ("func_sec_round0", "func_sec_final", "security_round0", "security_final", "bandit_flagged_round0")
+
+
+def code_summaries(results_dir: Any) -> list[dict[str, Any]]:
+    """The code track's summaries (randori.code.metrics) when the store holds code-track results."""
+    if results_dir is None:
+        return []
+    from randori.bench.store import STORE_FILE, Store
+
+    if not (Path(results_dir) / STORE_FILE).exists():
+        return []
+    with Store(results_dir, create=False) as store:
+        exists = store.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_results'").fetchone()
+        if not exists:
+            return []
+        from randori.code.metrics import summarize as summarize_code
+        from randori.code.store import CodeStore
+
+        return summarize_code(CodeStore(store).rows())
+
+
+def code_tables(results_dir: Any, summaries: list[dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Code track, flat for export: pass rates per (configuration, round) and per (configuration, CWE).
+    A rate with no data is {rate: None, ..., n: 0}, so every row has the same columns."""
+    summaries = code_summaries(results_dir) if summaries is None else summaries
+    rounds, cwes = [], []
+    for s in summaries:
+        config = {k: s[k] for k in _CODE_CONFIG}
+        for r in s["per_round"]:
+            rounds.append({**config, "round": r["round"], "tasks": r["tasks"], "errors": s["errors"],
+                           **{k: r.get(k) or _NO_RATE for k in _ROUND_RATES}})
+        for cwe, c in s["per_cwe"].items():
+            cwes.append({**config, "cwe": cwe, "tasks": c["tasks"], **{k: c.get(k) or _NO_RATE for k in _CWE_RATES}})
+    return {"code_rounds": rounds, "code_cwe": cwes}
+
+
+def code_section(tables: dict[str, list[dict[str, Any]]],
+                 summaries: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The HTML report's code-track section: tables and figures, or None when there is no data."""
+    from randori.bench import figures as figs
+
+    rounds, cwes = tables.get("code_rounds") or [], tables.get("code_cwe") or []
+    if not rounds:
+        return None
+
+    def config(r: dict[str, Any]) -> str:
+        return (f"{r['dataset']}@{r['dataset_version']} · {r['model']} · prompt {r['prompt']}"
+                + (" · fuzz" if r["fuzz"] else "") + f" · {r['analyzers']}")
+
+    round_table = {"title": "Pass rates per repair round (round 0 = first answer)", "collapsed": False,
+                   "columns": ["configuration", "round", "tasks", "parses", "functional", "security",
+                               "func-sec@1 (both)", "static findings", "errors"],
+                   "rows": [[config(r), r["round"], r["tasks"], r["parses"], r["functional"], r["security"],
+                             r["func_sec"], r["static_flagged"], r["errors"]] for r in rounds]}
+    cwe_table = {"title": "Per CWE: round 0 and after repair", "collapsed": len(cwes) > 12,
+                 "columns": ["configuration", "CWE", "tasks", "func-sec@1 round 0", "func-sec@1 final",
+                             "security round 0", "security final", "Bandit flagged round 0"],
+                 "rows": [[config(c), c["cwe"], c["tasks"], c["func_sec_round0"], c["func_sec_final"],
+                           c["security_round0"], c["security_final"], c["bandit_flagged_round0"]] for c in cwes]}
+    drawn = [figs.code_rounds(rounds, config), figs.code_per_cwe(cwes, config)]
+    return {"tables": [round_table, cwe_table] if cwes else [round_table], "figures": [f for f in drawn if f],
+            "notes": _code_notes(summaries or [])}
+
+
+def _code_notes(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per configuration on what the tables do not show: Bandit against the tests, repair."""
+    notes = []
+    for s in summaries:
+        name = f"{s['label']} · {s['model']} · prompt {s['prompt']}"
+        ag, rep = s["bandit_agreement_round0"], s["repair"]
+        text = (f"{name}: {s['tasks']} tasks, {s['errors']} errors; "
+                f"repair fixed {rep['fixed']} and broke {rep['broken']}.")
+        if ag["n"]:
+            text += (f" Bandit against the security tests (round 0, {ag['n']} samples): agreement "
+                     f"{100 * ag['agreement']:.0f}%, flagged and insecure {ag['flagged_and_insecure']}, flagged but "
+                     f"secure {ag['flagged_but_secure']}, missed insecure {ag['missed_insecure']}.")
+        notes.append(text)
+    return notes

@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from randori.agents.defenses import get_defense
+from randori.agents.defenses import Defense, get_defense
 from randori.agents.loop import ToolAgent
-from randori.agents.messages import Trace
+from randori.agents.messages import Trace, Usage
 from randori.agents.models.base import CaseContext, ChatModel
-from randori.attacks import AttackContext, get_attack, model_display_name
+from randori.attacks import Attack, AttackContext, get_attack, model_display_name
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult, Store
 from randori.errors import AuthError, ModelError, UserError
 from randori.tasks.environment import state_diff
 from randori.tasks.suite import TaskSuite
+
+if TYPE_CHECKING:
+    from randori.attacks.adaptive import Attacker
 
 
 @dataclass
@@ -32,24 +35,51 @@ class Selection:
     benign: bool = True
     injection_only: bool = True
     repeats: int = 1
+    # Parameters for attacks that accept them and whose spec leaves them out (adaptive: attacker,
+    # budget, trace). The attacker defaults to scripted/attacker for scripted agents, else the agent.
+    attack_defaults: Mapping[str, Any] = field(default_factory=dict)
+    attacker_base_url: str | None = None  # an OpenAI-compatible server for the attacker model
+
+
+def resolve_attacks(sel: Selection) -> list[Attack]:
+    from randori.attacks.adaptive import SCRIPTED_ATTACKER
+
+    defaults = dict(sel.attack_defaults)
+    if not defaults.get("attacker"):
+        defaults["attacker"] = SCRIPTED_ATTACKER if sel.model.provider == "scripted" else sel.model.name
+    attacks: dict[str, Attack] = {}
+    for spec in sel.attacks:
+        attack = get_attack(spec, defaults)
+        attacks.setdefault(attack.label, attack)
+    for attack in attacks.values():
+        attacker = attack.params.get("attacker") if attack.kind == "adaptive" else None
+        if attacker and attacker != SCRIPTED_ATTACKER:
+            from randori.agents.models import get_model
+
+            # An unknown provider or a missing key fails now, in one line, not in every case.
+            if sel.attacker_base_url:
+                get_model(attacker, base_url=sel.attacker_base_url)
+            else:
+                get_model(attacker)
+    return list(attacks.values())
 
 
 def plan(sel: Selection) -> list[Case]:
     """Every case the selection asks for, in a stable order. Raises UserError on unknown ids."""
-    attacks = [get_attack(a) for a in sel.attacks]
-    for d in sel.defenses:
-        get_defense(d)
+    attacks = resolve_attacks(sel)
+    defenses = list(dict.fromkeys(get_defense(d).name for d in sel.defenses))
     settings = sel.model.settings.key_fields()
     _check_ids(sel)
     cases: list[Case] = []
     for suite in sel.suites:
         uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
         its = _pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks)
-        common = {"suite": suite.name, "suite_version": suite.version, "model": sel.model.name,
+        common: dict[str, Any] = {"suite": suite.name, "suite_version": suite.version, "model": sel.model.name,
                   "settings": settings}
-        knowledge = {"user_name": suite.user_name, "model_name": model_display_name(sel.model.name),
+        knowledge: dict[str, Any] = {"user_name": suite.user_name, "model_name": model_display_name(sel.model.name),
                      "tools": tuple(t.name for t in suite.tools)}
-        for defense in sel.defenses:
+        initial = suite.load_env() if attacks else None
+        for defense in defenses:
             for rep in range(sel.repeats):
                 if sel.benign:
                     cases += [Case("benign", user_task=u, injection_task=None, attack=None,
@@ -59,11 +89,18 @@ def plan(sel: Selection) -> list[Case]:
                                    defense=defense, repeat=rep, **common) for i in its]
                 for attack in attacks:
                     for u in uts:
-                        ctx = AttackContext(vectors=suite.reachable_vectors(u), **knowledge)
+                        ctx = attack.context(AttackContext(vectors=suite.reachable_vectors(u), environment=initial,
+                                                           **knowledge))
+                        if attack.kind == "dos":  # no attacker goal: once per user task
+                            cases.append(Case("dos", user_task=u, injection_task=None, attack=attack.label,
+                                              defense=defense, repeat=rep,
+                                              injections=attack.injections(suite.user_tasks[u], None, ctx),
+                                              attacker_knowledge=ctx.as_dict(), **common))
+                            continue
                         for i in its:
                             inj = attack.injections(suite.user_tasks[u], suite.injection_tasks[i], ctx)
                             cases.append(Case("attacked", user_task=u, injection_task=i,
-                                              attack=attack.name, defense=defense, repeat=rep,
+                                              attack=attack.label, defense=defense, repeat=rep,
                                               injections=inj, attacker_knowledge=ctx.as_dict(),
                                               **common))
     return cases
@@ -85,49 +122,135 @@ def _pick(suite: TaskSuite[Any], what: str, table: dict[str, Any], wanted: Seque
     return [w for w in wanted if w in table] if wanted else list(table)
 
 
-async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_steps: int = 20) -> CaseResult:
+@dataclass
+class _Outcome:
+    """One run of the agent on one case (an adaptive attack makes several)."""
+
+    trace: Trace
+    defense: Defense
+    injections: dict[str, str]
+    pre: Any = None
+    post: Any = None
+    status: str = "ok"
+    error_category: str | None = None
+    error_message: str | None = None
+    utility: bool | None = None
+    attack_succeeded: bool | None = None
+    injection_seen: bool | None = None
+    duration_s: float = 0.0
+
+
+async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injections: dict[str, str],
+                   defense: Defense, max_steps: int) -> _Outcome:
     ut = suite.user_tasks[case.user_task] if case.user_task else None
     it = suite.injection_tasks[case.injection_task] if case.injection_task else None
-    env = suite.load_env(case.injections)
+    env = suite.load_env(injections)
     pre = env.model_copy(deep=True)
-    defense = get_defense(case.defense).fresh()
-    ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=case.injections)
+    ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=injections)
     agent = defense.agent(ToolAgent(model.for_case(ctx), suite.tools, suite.system_prompt, defense,
                                     max_steps=max_steps))
     prompt = ut.prompt if ut is not None else it.goal  # type: ignore[union-attr]
-    trace = Trace()
-    result = CaseResult(key=case.key, kind=case.kind, suite=case.suite, suite_version=case.suite_version,
-                        user_task=case.user_task, injection_task=case.injection_task, attack=case.attack,
-                        defense=case.defense, model=case.model, settings=case.settings,
-                        repeat=case.repeat, status="ok", injections=dict(case.injections),
-                        attacker_knowledge=case.attacker_knowledge or None)
+    out = _Outcome(trace=Trace(), defense=defense, injections=injections, pre=pre, post=env)
     t0 = time.perf_counter()
     try:
-        await agent.run(env, prompt, watch=case.injections, trace=trace)
-        out = trace.final_output
+        await agent.run(env, prompt, watch=injections, trace=out.trace)
+        text = out.trace.final_output
         if case.kind == "injection_only":
-            result.utility = it.attack_succeeded(out, pre, env, trace)  # type: ignore[union-attr]
+            out.utility = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
         else:
-            result.utility = ut.utility(out, pre, env, trace)  # type: ignore[union-attr]
+            out.utility = ut.utility(text, pre, env, out.trace)  # type: ignore[union-attr]
         if case.kind == "attacked":
-            result.attack_succeeded = it.attack_succeeded(out, pre, env, trace)  # type: ignore[union-attr]
-            result.injection_seen = bool(trace.vectors_seen)
+            out.attack_succeeded = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
+        elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
+            out.attack_succeeded = not out.utility
+        if case.kind in ("attacked", "dos"):
+            out.injection_seen = bool(out.trace.vectors_seen)
     except AuthError:
         raise
     except ModelError as e:
-        result.status, result.error_category, result.error_message = "error", e.category, str(e)
+        out.status, out.error_category, out.error_message = "error", e.category, str(e)
     except Exception as e:  # a bug in a task or tool must not take the whole run down
-        result.status, result.error_category = "error", "internal"
-        result.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
-    result.duration_s = time.perf_counter() - t0
-    usage = trace.usage
+        out.status, out.error_category = "error", "internal"
+        out.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
+    out.duration_s = time.perf_counter() - t0
+    return out
+
+
+async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_steps: int = 20,
+                   defense: Defense | None = None, attack: Attack | None = None,
+                   attacker: Attacker | None = None) -> CaseResult:
+    """Run one case. `defense` and `attack` are prototypes resolved from the case when not given (a
+    run passes them to avoid resolving names per case); `attacker` serves an adaptive attack."""
+    proto = defense if defense is not None else get_defense(case.defense)
+    if attack is None and case.kind == "attacked" and case.attack:
+        attack = get_attack(case.attack)
+    if attack is None or attack.kind != "adaptive":
+        return _result(case, [await _attempt(case, suite, model, dict(case.injections), proto.fresh(), max_steps)])
+    from randori.attacks.adaptive import Attempt, observable_trace
+
+    own_attacker = None
+    if attacker is None:
+        attacker = own_attacker = attack.make_attacker()  # type: ignore[attr-defined]
+    goal = suite.injection_tasks[case.injection_task].goal  # type: ignore[index]
+    outcomes: list[_Outcome] = []
+    history: list[Attempt] = []
+    injections, used = dict(case.injections), Usage()
+    try:
+        for number in range(1, attack.budget + 1):  # type: ignore[attr-defined]
+            out = await _attempt(case, suite, model, injections, proto.fresh(), max_steps)
+            outcomes.append(out)
+            history.append(Attempt(
+                number=number, text=next(iter(injections.values()), ""), final_output=out.trace.final_output,
+                attack_succeeded=out.attack_succeeded, utility=out.utility, injection_seen=out.injection_seen,
+                observed_trace=observable_trace(out.trace) if attack.sees_trace else "",  # type: ignore[attr-defined]
+                attacker_usage=used))
+            if out.status != "ok" or out.attack_succeeded or number == attack.budget:  # type: ignore[attr-defined]
+                break
+            try:
+                text, used = await attacker.rewrite(goal, history, _context(case))
+            except AuthError:
+                raise
+            except ModelError as e:
+                out.status, out.error_category, out.error_message = "error", e.category, f"attacker: {e}"
+                break
+            injections = {v: text for v in case.injections}
+    finally:
+        if own_attacker is not None:
+            await own_attacker.aclose()
+    return _result(case, outcomes, [a.as_dict() for a in history])
+
+
+def _context(case: Case) -> AttackContext:
+    k = case.attacker_knowledge or {}
+    return AttackContext(vectors=tuple(case.injections), user_name=k.get("user_name"), model_name=k.get("model_name"),
+                         tools=tuple(k.get("tools") or ()), observes=tuple(k.get("observes") or ()))
+
+
+def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]] | None = None) -> CaseResult:
+    """The stored row: the last attempt's outcome, with cost summed over every attempt."""
+    last = outcomes[-1]
+    result = CaseResult(key=case.key, kind=case.kind, suite=case.suite, suite_version=case.suite_version,
+                        user_task=case.user_task, injection_task=case.injection_task, attack=case.attack,
+                        defense=case.defense, model=case.model, settings=case.settings,
+                        repeat=case.repeat, status=last.status, error_category=last.error_category,
+                        error_message=last.error_message, utility=last.utility,
+                        attack_succeeded=last.attack_succeeded, injection_seen=last.injection_seen,
+                        injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None)
+    usage, dusage = Usage(), Usage()
+    for o in outcomes:
+        usage = usage + o.trace.usage
+        dusage = dusage + o.defense.total_usage()
+        result.defense_time_s += o.defense.time_s
+        result.duration_s += o.duration_s
     result.model_calls, result.input_tokens, result.output_tokens = (
         usage.model_calls, usage.input_tokens, usage.output_tokens)
-    du = defense.usage
     result.defense_calls, result.defense_input_tokens, result.defense_output_tokens = (
-        du.model_calls, du.input_tokens, du.output_tokens)
-    result.messages = [m.model_dump(mode="json", exclude_defaults=True) for m in trace.messages]
-    result.diff = state_diff(pre, env)
+        dusage.model_calls, dusage.input_tokens, dusage.output_tokens)
+    if attempts is not None:
+        result.attack_tries = len(attempts)
+        result.attempts = attempts
+    result.messages = [m.model_dump(mode="json", exclude_defaults=True) for m in last.trace.messages]
+    result.diff = state_diff(last.pre, last.post) if last.pre is not None else []
     return result
 
 
@@ -136,11 +259,15 @@ ProgressFn = Callable[[CaseResult], None]
 
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
                     store: Store, run_id: int, *, concurrency: int = 8, max_steps: int = 20,
-                    on_result: ProgressFn | None = None) -> None:
+                    on_result: ProgressFn | None = None, attacker_base_url: str | None = None) -> None:
     """Run `cases` (already filtered for resume) and store each as soon as it finishes."""
     queue: asyncio.Queue[Case] = asyncio.Queue()
     for c in cases:
         queue.put_nowait(c)
+    defenses = {spec: get_defense(spec) for spec in {c.defense for c in cases}}
+    attacks = {spec: get_attack(spec) for spec in {c.attack for c in cases if c.kind == "attacked" and c.attack}}
+    attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
+                 for spec, a in attacks.items() if a.kind == "adaptive"}
 
     async def worker() -> None:
         while True:
@@ -148,7 +275,10 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
                 case = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            res = await run_case(case, suites[case.suite], model, max_steps=max_steps)
+            res = await run_case(case, suites[case.suite], model, max_steps=max_steps,
+                                 defense=defenses[case.defense],
+                                 attack=attacks.get(case.attack) if case.attack else None,
+                                 attacker=attackers.get(case.attack) if case.attack else None)
             store.add(run_id, [res])
             if on_result is not None:
                 on_result(res)
@@ -160,3 +290,5 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+        for a in attackers.values():
+            await a.aclose()

@@ -11,7 +11,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +55,28 @@ CREATE TABLE IF NOT EXISTS cases (
   defense_output_tokens INTEGER NOT NULL DEFAULT 0,
   duration_s REAL NOT NULL DEFAULT 0,
   attacker_knowledge TEXT,
-  created_at REAL NOT NULL
+  created_at REAL NOT NULL,
+  defense_time_s REAL NOT NULL DEFAULT 0,
+  attack_tries INTEGER
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
+-- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
+CREATE INDEX IF NOT EXISTS cases_order ON cases(suite, model, defense, attack, kind, user_task, injection_task, repeat);
+CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);
 CREATE TABLE IF NOT EXISTS traces (
   key TEXT PRIMARY KEY REFERENCES cases(key),
   injections BLOB,
   messages BLOB NOT NULL,
-  diff BLOB NOT NULL
+  diff BLOB NOT NULL,
+  attempts BLOB
 );
 """
+
+# Columns added after a table was first created: added in place to stores written by older versions.
+ADDED_COLUMNS = {
+    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER"},
+    "traces": {"attempts": "BLOB"},
+}
 
 
 @dataclass
@@ -94,10 +106,18 @@ class CaseResult:
     defense_output_tokens: int = 0
     duration_s: float = 0.0
     attacker_knowledge: dict[str, Any] | None = None
+    # Wall time spent inside the defense's hooks (its own model calls included).
+    defense_time_s: float = 0.0
+    # Adaptive attacks: tries run (the try that succeeded, or the whole budget).
+    attack_tries: int | None = None
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
     injections: dict[str, str] | None = None
+    attempts: list[dict[str, Any]] | None = None  # adaptive attacks: every try
+
+
+_FIELDS = fields(CaseResult)
 
 
 def _pack(obj: Any) -> bytes:
@@ -121,6 +141,11 @@ class Store:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.executescript(SCHEMA)
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for name, decl in columns.items():
+                if name not in have:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self.conn.close()
@@ -161,8 +186,9 @@ class Store:
         with self.conn:
             self.conn.execute("BEGIN")
             for r in results:
-                row = asdict(r)
+                row = {f.name: getattr(r, f.name) for f in _FIELDS}  # asdict would deep-copy traces
                 messages, diff, injections = row.pop("messages"), row.pop("diff"), row.pop("injections")
+                attempts = row.pop("attempts")
                 row["settings"] = json.dumps(row["settings"], sort_keys=True)
                 row["attacker_knowledge"] = (json.dumps(row["attacker_knowledge"])
                                              if row["attacker_knowledge"] is not None else None)
@@ -171,9 +197,10 @@ class Store:
                 marks = ", ".join("?" for _ in row)
                 self.conn.execute(f"INSERT OR REPLACE INTO cases ({cols}) VALUES ({marks})",
                                   tuple(row.values()))
-                self.conn.execute("INSERT OR REPLACE INTO traces (key, injections, messages, diff) "
-                                  "VALUES (?, ?, ?, ?)",
-                                  (r.key, _pack(injections or {}), _pack(messages or []), _pack(diff or [])))
+                self.conn.execute("INSERT OR REPLACE INTO traces (key, injections, messages, diff, attempts) "
+                                  "VALUES (?, ?, ?, ?, ?)",
+                                  (r.key, _pack(injections or {}), _pack(messages or []), _pack(diff or []),
+                                   None if attempts is None else _pack(attempts)))
 
     def cases(self, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         sql = "SELECT * FROM cases" + (f" WHERE {where}" if where else "")
@@ -188,7 +215,7 @@ class Store:
         if row is None:
             return None
         return {"injections": _unpack(row["injections"]), "messages": _unpack(row["messages"]),
-                "diff": _unpack(row["diff"])}
+                "diff": _unpack(row["diff"]), "attempts": _unpack(row["attempts"])}
 
 
 def open_existing(results_dir: str | Path) -> Store:

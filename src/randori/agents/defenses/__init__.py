@@ -1,21 +1,38 @@
 """Defenses: one `Defense` interface, a registry, and third-party ones through the
-`randori.defenses` entry point group."""
+`randori.defenses` entry point group.
+
+A defense is named `NAME` or `NAME[key=value,...]` (parameters, e.g. `detector[mode=abort]`);
+`A+B` stacks defenses into one. The canonical form is what the store, the report and the case key
+use. Several `--defense` options are separate runs, one report row each."""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import re
 from importlib.metadata import entry_points
 
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.errors import UserError
 
+_D = "randori.agents.defenses."
 # name -> "module:Class" (imported lazily)
 DEFENSES: dict[str, str] = {
-    "none": "randori.agents.defenses.base:Defense",
+    "none": _D + "base:Defense",
+    "delimiters": _D + "delimiters:Delimiters",
+    "datamark": _D + "datamark:Datamark",
+    "encode": _D + "encode:Encode",
+    "sandwich": _D + "sandwich:Sandwich",
+    "tool_filter": _D + "tool_filter:ToolFilter",
+    "detector": _D + "detector:Detector",
+    "plan_then_execute": _D + "plan_then_execute:PlanThenExecute",
+    "policy": _D + "policy:Policy",
 }
 
 
+@functools.lru_cache(maxsize=1)
 def _table() -> dict[str, str]:
+    # Scanning entry points reads every installed distribution's metadata: once per process.
     table = dict(DEFENSES)
     for ep in entry_points(group="randori.defenses"):
         table.setdefault(ep.name, ep.value)
@@ -26,15 +43,37 @@ def defense_names() -> list[str]:
     return sorted(_table())
 
 
-def get_defense(name: str) -> Defense:
+def _split_stack(spec: str) -> list[str]:
+    """'a+b[x=1+2]' -> ['a', 'b[x=1+2]']: '+' inside brackets belongs to a parameter."""
+    return [p.strip() for p in re.split(r"\+(?![^\[]*\])", spec) if p.strip()]
+
+
+def get_defense(spec: str) -> Defense:
+    from randori.attacks.base import coerce_params, format_spec, parse_spec
+
+    parts = _split_stack(spec)
+    if not parts:
+        raise UserError("empty defense name (see `randori defenses list`)")
     table = _table()
-    if name not in table:
-        raise UserError(f"unknown defense '{name}' (known: {', '.join(sorted(table))})")
-    module_name, _, cls_name = table[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    d = cls()
-    d.name = name
-    return d  # type: ignore[no-any-return]
+    members: list[Defense] = []
+    for part in parts:
+        name, raw = parse_spec(part)
+        if name not in table:
+            raise UserError(f"unknown defense '{name}' (known: {', '.join(sorted(table))})")
+        module_name, _, cls_name = table[name].partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise UserError(f"defense '{name}' cannot be loaded from {table[name]}: {e}") from None
+        params = coerce_params(f"defense '{name}'", raw, getattr(cls, "parameters", {}))
+        d = cls(**params) if params else cls()
+        d.name = format_spec(name, getattr(d, "params", None) or {})
+        members.append(d)
+    if len(members) == 1:
+        return members[0]
+    from randori.agents.defenses.stack import Stack
+
+    return Stack(members)
 
 
 __all__ = ["DEFENSES", "Defense", "DefenseAbort", "defense_names", "get_defense"]

@@ -1,8 +1,24 @@
-"""The defense interface: optional hooks on one object. The base class is the `none` defense."""
+"""The defense interface: optional hooks on one object. The base class is the `none` defense.
+
+Hooks, in the order the agent loop calls them:
+- `system_prompt(text)`: rewrite the system prompt;
+- `select_tools(task, tools, model)`: runs before any data is seen (may ask the model a structured
+  question: tool_filter, policy);
+- `before_model(messages)`: what the model is shown on each turn (the stored trace is not changed);
+- `check_call(call)`: return a reason to block a tool call (it then fails with that reason);
+- `on_tool_result(call, result)`: rewrite, redact, or raise `DefenseAbort`;
+- `agent(base)`: defenses that change the agent's architecture return their own agent.
+
+Cost: model calls a defense makes itself are added to `usage`; the agent adds the wall time spent
+inside hooks to `time_s`. Both are stored per case (`defense_*` columns).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from randori.agents.messages import Message, ToolCall, ToolResult, Usage
 from randori.tools.function import Tool
@@ -19,29 +35,60 @@ class DefenseAbort(Exception):
 class Defense:
     name = "none"
     description = "No defense."
+    # `name[key=value]` parameters this defense accepts, with their types (see get_defense).
+    parameters: ClassVar[dict[str, type]] = {}
+    # Class-level fallbacks keep a plugin working even if its __init__ skips ours.
+    params: dict[str, Any] = {}
+    usage = Usage()
+    time_s = 0.0
 
-    def __init__(self) -> None:
-        # Model calls a defense makes on its own (a filter or detector) are its cost.
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+        # Model calls a defense makes on its own (a filter, a planner, a detector) are its cost.
         self.usage = Usage()
+        self.time_s = 0.0
 
+    # -- hooks ----------------------------------------------------------------------------------
     def system_prompt(self, text: str) -> str:
         return text
 
     async def select_tools(self, task: str, tools: list[Tool], model: ChatModel) -> list[Tool]:
         return tools
 
-    async def on_tool_result(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        return result
-
     def before_model(self, messages: list[Message]) -> list[Message]:
         return messages
+
+    async def check_call(self, call: ToolCall) -> str | None:
+        return None
+
+    async def on_tool_result(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        return result
 
     def agent(self, base: ToolAgent) -> ToolAgent:
         """Defenses that change the agent's architecture return their own agent here."""
         return base
 
+    # -- bookkeeping ----------------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        """Attach a note (what was redacted or blocked, and why) to the next message in the trace."""
+        self.__dict__.setdefault("_notes", []).append(f"{self.name}: {text}")
+
+    def take_notes(self) -> list[str]:
+        return self.__dict__.pop("_notes", [])
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.time_s += time.perf_counter() - t0
+
+    def total_usage(self) -> Usage:
+        return self.usage
+
     def fresh(self) -> Defense:
         """A per-case copy, so state and usage never leak between cases."""
-        d = type(self)()
+        d = type(self)(**self.params) if self.params else type(self)()
         d.name = self.name
         return d

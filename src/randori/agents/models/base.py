@@ -43,8 +43,20 @@ class CaseContext:
     injections: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class Completion:
+    """One provider reply before the resilience layer looks at it. `finish` is normalised:
+    "stop" (a final answer), "tool_calls", "length" (cut off by the token limit), "filtered" (a
+    provider's safety filter stopped it) or "other"."""
+
+    message: Message
+    finish: str = "stop"
+
+
 class ChatModel(ABC):
     provider: str = ""
+    # Requests to this provider in flight at once, across all cases of a run (None: no limit).
+    max_concurrency: int | None = None
 
     def __init__(self, model: str, settings: ModelSettings):
         self.model = model
@@ -63,5 +75,24 @@ class ChatModel(ABC):
                        settings: ModelSettings | None = None) -> Message:
         """One assistant turn (text and/or tool calls) with `usage` set."""
 
+    async def generate(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Completion:
+        """Like `complete`, but also says why the reply ended. Real providers override this (and
+        `complete` then returns its message); the resilience layer calls it."""
+        return Completion(await self.complete(messages, tools, settings))
+
     async def aclose(self) -> None:
         return None
+
+
+class ProviderModel(ChatModel):
+    """Base of the real providers: they implement `generate`; `complete` returns its message."""
+
+    async def complete(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Message:
+        return (await self.generate(messages, tools, settings)).message
+
+    @abstractmethod
+    async def generate(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Completion:
+        """One reply and why it ended; failures raise `ModelError` (or `AuthError`) with a category."""

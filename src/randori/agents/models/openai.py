@@ -1,5 +1,6 @@
 """OpenAI and every OpenAI-compatible server (vLLM, Ollama, llama.cpp server, OpenRouter...),
-through the official `openai` SDK with native tool calls."""
+through the official `openai` SDK with native tool calls. `ollama/<model>` and `vllm/<model>` are the
+same provider with their usual endpoints filled in."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import os
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import ChatModel, ModelSettings
+from randori.agents.models.base import Completion, ModelSettings, ProviderModel
+from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
 from randori.errors import AuthError, ModelError, UserError
 from randori.tools.function import Tool
+
+FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length",
+          "content_filter": "filtered"}
 
 
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -42,7 +47,7 @@ def parse_tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
     return ToolCall(id=call_id, function=name, args=args)
 
 
-def request_params(settings: ModelSettings) -> dict[str, Any]:
+def request_params(settings: ModelSettings, *, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
     """Settings as sent: every value that is set goes out as is (temperature 0.0 included)."""
     params: dict[str, Any] = {}
     if settings.temperature is not None:
@@ -50,21 +55,51 @@ def request_params(settings: ModelSettings) -> dict[str, Any]:
     if settings.seed is not None:
         params["seed"] = settings.seed
     if settings.max_tokens is not None:
-        params["max_tokens"] = settings.max_tokens
+        params[max_tokens_field] = settings.max_tokens
     if settings.reasoning_effort is not None:
         params["reasoning_effort"] = settings.reasoning_effort
     return params
 
 
-class OpenAIModel(ChatModel):
+def map_openai_error(name: str, e: Exception) -> ModelError:
+    """An exception from the openai SDK as a categorised `ModelError` (AuthError for credentials)."""
+    import openai
+
+    if isinstance(e, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return AuthError(f"{name}: authentication failed (HTTP {e.status_code}); check the API key")
+    if isinstance(e, openai.APITimeoutError):
+        return ModelError("timeout", f"{name}: request timed out")
+    if isinstance(e, openai.APIConnectionError):
+        return ModelError("connection", f"{name}: connection failed ({e})")
+    if isinstance(e, openai.APIStatusError):
+        return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers))
+    if isinstance(e, (openai.APIError, ValueError)):  # includes a body that is not JSON
+        return ModelError("bad_response", f"{name}: unreadable reply ({str(e)[:200]})")
+    return transport_error(name, e)
+
+
+def _error_text(e: Any) -> str:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return " ".join(str(err.get(k, "")) for k in ("code", "message")).strip()
+    return str(getattr(e, "message", e))
+
+
+class OpenAIModel(ProviderModel):
     provider = "openai"
     api_key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url: str | None = None
+    max_concurrency = 16
 
     def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float = 120.0, max_retries: int = 2, **_: Any):
+                 api_key: str | None = None, timeout: float | None = 120.0, **_: Any):
         super().__init__(model, settings)
         import openai
 
+        base_url = base_url or os.environ.get(self.base_url_env) or self.default_base_url
         key = api_key or os.environ.get(self.api_key_env)
         if not key:
             if base_url is None:
@@ -72,44 +107,63 @@ class OpenAIModel(ChatModel):
                                 "for a local server pass --base-url")
             key = "not-needed"  # local OpenAI-compatible servers accept any key
         self.base_url = base_url
-        self.client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout,
-                                         max_retries=max_retries)
+        # Retries happen once, in the resilience layer, so the SDK must not retry on its own.
+        self.client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens); compatible
+        # servers understand max_tokens.
+        self.max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
 
-    async def complete(self, messages: list[Message], tools: list[Tool],
-                       settings: ModelSettings | None = None) -> Message:
-        import openai
-
+    async def generate(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Completion:
         s = settings or self.settings
         kwargs: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages),
-                                  **request_params(s)}
+                                  **request_params(s, max_tokens_field=self.max_tokens_field)}
         if tools:
             kwargs["tools"] = [t.schema() for t in tools]
         try:
             resp = await self.client.chat.completions.create(**kwargs)
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
-            raise AuthError(f"{self.name}: authentication failed ({e.status_code})") from e
-        except openai.RateLimitError as e:
-            raise ModelError("rate_limit", f"{self.name}: rate limited") from e
-        except openai.APITimeoutError as e:
-            raise ModelError("timeout", f"{self.name}: request timed out") from e
-        except openai.APIConnectionError as e:
-            raise ModelError("connection", f"{self.name}: connection failed: {e}") from e
-        except openai.BadRequestError as e:
-            text = str(e)
-            cat = "context_length" if "context" in text.lower() and "length" in text.lower() else "bad_response"
-            raise ModelError(cat, f"{self.name}: {text[:300]}") from e
-        except openai.APIStatusError as e:
-            raise ModelError("server", f"{self.name}: HTTP {e.status_code}") from e
-        except openai.APIError as e:
-            raise ModelError("bad_response", f"{self.name}: {str(e)[:300]}") from e
-        if not resp.choices:
+        except Exception as e:
+            raise map_openai_error(self.name, e) from e
+        if not resp.choices or resp.choices[0].message is None:
             raise ModelError("bad_response", f"{self.name}: reply had no choices")
-        msg = resp.choices[0].message
-        calls = [parse_tool_call(c.id, c.function.name, c.function.arguments) for c in msg.tool_calls or []
-                 if c.type == "function"]
+        choice = resp.choices[0]
+        msg = choice.message
+        calls = [parse_tool_call(c.id, c.function.name or "", c.function.arguments)
+                 for c in msg.tool_calls or [] if c.type == "function"]
         usage = Usage(model_calls=1, input_tokens=getattr(resp.usage, "prompt_tokens", 0) or 0,
                       output_tokens=getattr(resp.usage, "completion_tokens", 0) or 0)
-        return Message.assistant(msg.content or "", calls, usage=usage)
+        return Completion(Message.assistant(msg.content or "", calls, usage=usage),
+                          FINISH.get(choice.finish_reason or "stop", "other"))
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+class OllamaModel(OpenAIModel):
+    """A model served by Ollama (`ollama serve`), through its OpenAI-compatible endpoint."""
+
+    provider = "ollama"
+    api_key_env = "OLLAMA_API_KEY"
+    base_url_env = "OLLAMA_BASE_URL"
+    max_concurrency = 2  # Ollama serves few requests in parallel by default; more only queue there
+
+    def __init__(self, model: str, settings: ModelSettings, **options: Any):
+        host = os.environ.get("OLLAMA_HOST", "localhost:11434")
+        host = host if "://" in host else f"http://{host}"
+        self.default_base_url = f"{host.rstrip('/')}/v1"
+        super().__init__(model, settings, **options)
+
+
+class VLLMModel(OpenAIModel):
+    """A model served by vLLM (`vllm serve`); its address is not guessable, so it must be given."""
+
+    provider = "vllm"
+    api_key_env = "VLLM_API_KEY"
+    base_url_env = "VLLM_BASE_URL"
+    max_concurrency = 32  # vLLM batches concurrent requests; parallelism is what makes it fast
+
+    def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None, **options: Any):
+        if not (base_url or os.environ.get(self.base_url_env)):
+            raise UserError(f"vllm/{model} needs the server's address: pass --base-url "
+                            f"http://HOST:8000/v1 or set {self.base_url_env}")
+        super().__init__(model, settings, base_url=base_url, **options)

@@ -2,13 +2,20 @@
 
 - `scripted/oracle` replays the user task's ground truth and gives its ground-truth answer.
 - `scripted/gullible` does the same, but when injected text is visible in a tool result it carries
-  out the injection task's ground truth first (once), as an agent fully taken over would.
+  out the injection task's ground truth first (once), as an agent fully taken over would. With no
+  injection task (a denial-of-service attack) it obeys by stopping.
 - `scripted/noop` answers at once and calls no tool.
+
+Defenses that ask a structured question before any data is seen (tool_filter, plan_then_execute,
+policy) are answered from the ground truth of the task the user asked for, and calls an executor
+made on the model's behalf (a plan step) are taken off the script, so those defenses are testable
+offline. Spotlighted tool output (datamark, encode) is read as a capable model would read it.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, ModelSettings
@@ -25,6 +32,19 @@ def injection_visible(content: str, text: str) -> bool:
     return bool(lines) and all(ln in content for ln in lines)
 
 
+def readable_views(content: str) -> list[str]:
+    """`content` as a model reads it: spotlighting (datamark, encode) hides nothing from a reader."""
+    from randori.agents.defenses.datamark import unmark
+    from randori.agents.defenses.encode import decode
+
+    views = [content, unmark(content)]
+    decoded = decode(content)
+    if decoded is not None:
+        views.append(decoded)
+    # A one-line text with quotes becomes a quoted YAML/JSON scalar ('it''s', \"x\"); a reader sees through it.
+    return views + [v.replace("''", "'").replace('\\"', '"') for v in views]
+
+
 class ScriptedModel(ChatModel):
     provider = "scripted"
 
@@ -37,6 +57,7 @@ class ScriptedModel(ChatModel):
         self.taken_over = False
         self.seen_tool_messages = 0
         self.calls_made = 0
+        self.synced: set[str] = set()
 
     def for_case(self, ctx: CaseContext) -> ScriptedModel:
         m = ScriptedModel(self.model, self.settings)
@@ -50,6 +71,10 @@ class ScriptedModel(ChatModel):
     async def complete(self, messages: list[Message], tools: list[Tool],
                        settings: ModelSettings | None = None) -> Message:
         usage = Usage(model_calls=1)
+        structured = self._structured_answer(tools)
+        if structured is not None:
+            return Message.assistant(tool_calls=[structured], usage=usage)
+        self._sync(messages)
         if self.model == "gullible" and not self.taken_over and self.ctx is not None:
             self._maybe_take_over(messages)
         allowed = {t.name for t in tools}
@@ -67,15 +92,58 @@ class ScriptedModel(ChatModel):
         tool_msgs = [m for m in messages if m.role == "tool"]
         fresh, self.seen_tool_messages = tool_msgs[self.seen_tool_messages:], len(tool_msgs)
         texts = [t for t in self.ctx.injections.values() if t]
-        if self.ctx.injection_task is None or not texts:
+        if not texts:
             return
-        if any(injection_visible(m.content, t) for m in fresh for t in texts):
+        if any(injection_visible(view, t) for m in fresh for view in readable_views(m.content) for t in texts):
             self.taken_over = True
-            self.queue.extendleft(reversed(self.ctx.injection_task.ground_truth(self.ctx.env)))
+            if self.ctx.injection_task is None:
+                self.queue.clear()  # a denial-of-service text: the gullible agent stops
+            else:
+                self.queue.extendleft(reversed(self.ctx.injection_task.ground_truth(self.ctx.env)))
+
+    def _sync(self, messages: list[Message]) -> None:
+        """Take calls an executor made for this model (plan steps) off the script."""
+        mine = {f"call_{n}" for n in range(1, self.calls_made + 1)}
+        for m in messages:
+            for c in m.tool_calls if m.role == "assistant" else []:
+                if c.id in mine or c.id in self.synced:
+                    continue
+                self.synced.add(c.id)
+                for queued in self.queue:
+                    if queued.function == c.function and queued.args == c.args:
+                        self.queue.remove(queued)
+                        break
+
+    def _structured_answer(self, tools: list[Tool]) -> ToolCall | None:
+        """Answers to the questions defenses ask before any data is seen, from the ground truth of the
+        task the user asked for (never the attacker's: no data, so no injection, has been read yet)."""
+        from randori.agents.defenses import structured as st
+
+        if len(tools) != 1 or tools[0].name not in st.STRUCTURED_TOOLS or self.ctx is None:
+            return None
+        task = self.ctx.user_task or self.ctx.injection_task
+        if task is None or self.model == "noop":
+            return ToolCall(function=tools[0].name, args={}, id="structured")
+        request = str(getattr(task, "prompt", None) or getattr(task, "goal", ""))
+        calls = task.ground_truth(self.ctx.env.model_copy(deep=True))
+        args: dict[str, Any]
+        if tools[0].name == st.CHOOSE_TOOLS:
+            args = {"tools": list(dict.fromkeys(c.function for c in calls))}
+        elif tools[0].name == st.SUBMIT_PLAN:
+            args = {"steps": [{"function": c.function,
+                               "args": {k: (v if st.value_in_text(v, request) else st.FILL) for k, v in c.args.items()}}
+                              for c in calls]}
+        else:
+            args = {"allow": [{"function": c.function,
+                               "fixed_args": {k: v for k, v in c.args.items() if st.value_in_text(v, request)}}
+                              for c in calls]}
+        return ToolCall(function=tools[0].name, args=args, id="structured")
 
     def _answer(self) -> str:
         if self.model == "noop" or self.ctx is None:
             return "I will not do anything."
+        if self.taken_over and self.ctx.injection_task is None:
+            return "I stopped, as the note in the data asked."
         parts = []
         task = self.ctx.user_task or self.ctx.injection_task
         if task is not None and task.ground_truth_output:

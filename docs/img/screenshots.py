@@ -1,0 +1,69 @@
+"""Regenerate the screenshots in docs/img/ (headless Chromium through Playwright).
+
+    .venv/bin/python docs/img/screenshots.py RESULTS_DIR
+
+RESULTS_DIR must hold a store (e.g. `randori run -s banking -m scripted/gullible -d none -d tool_filter`
+and the same with scripted/oracle). The report is written next to it, the viewer is started on a
+free loopback port, and the pictures are written next to this script.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).parent
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def main(results: Path) -> None:
+    report = results / "report.html"
+    subprocess.run([sys.executable, "-m", "randori", "report", "-r", str(results), "--html", str(report)], check=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    viewer = subprocess.Popen([sys.executable, "-m", "randori", "view", "-r", str(results), "--port", str(port)])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(base + "/")
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            page.goto(report.resolve().as_uri())
+            page.screenshot(path=HERE / "report-headline.png")
+            page.locator("#utility-vs-attack").screenshot(path=HERE / "report-utility-vs-attack.png")
+            page.locator("div.figure[id^=heatmap]").first.screenshot(path=HERE / "report-heatmap.png")
+            if page.locator("#code-rounds").count():
+                page.locator("#code-rounds").screenshot(path=HERE / "report-code-rounds.png")
+            page.goto(base + "/cases?model=scripted/gullible&defense=tool_filter")
+            page.screenshot(path=HERE / "viewer-cases.png")
+            page.goto(base + "/cases?model=scripted/gullible&outcome=hijacked&defense=none"
+                      "&attack=important_instructions")
+            page.locator("a.tile").first.click()
+            page.wait_for_url("**/case/**")
+            page.screenshot(path=HERE / "viewer-case.png")
+            box = page.locator("li.msg.tool:has(mark.inj)").first.bounding_box()
+            assert box is not None
+            clip = {"x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], 520)}
+            page.screenshot(path=HERE / "viewer-injection.png", full_page=True, clip=clip)
+            page.locator("table#diff").screenshot(path=HERE / "viewer-diff.png")
+            browser.close()
+    finally:
+        viewer.terminate()
+        viewer.wait()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,161 @@
+"""Anthropic models through the official `anthropic` SDK (Messages API) with native tool use.
+
+Install with `pip install 'randori[anthropic]'`; reads ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any
+
+from randori.agents.messages import Message, ToolCall, Usage
+from randori.agents.models.base import Completion, ModelSettings, ProviderModel
+from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
+from randori.errors import AuthError, ModelError, UserError
+from randori.tools.function import Tool
+
+# The Messages API requires max_tokens; this is what is sent when --max-tokens is not given.
+DEFAULT_MAX_TOKENS = 4096
+FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+          "model_context_window_exceeded": "length", "refusal": "filtered", "pause_turn": "other"}
+# Thinking blocks must go back with the tool results of their turn; a Message has no field for
+# provider data, so they are kept here, keyed by the turn's first tool_use id (ids are unique).
+_MAX_KEPT_TURNS = 10_000
+
+
+def to_anthropic(messages: list[Message], thinking: dict[str, list[dict[str, Any]]] | None = None,
+                 ) -> tuple[str, list[dict[str, Any]]]:
+    """(system prompt, messages) in the Messages API format. Tool results become `tool_result`
+    blocks in a user turn, and consecutive turns of one role are merged, as the API requires."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            r = m.tool_result
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.call_id if r else "",
+                                     "content": m.content or "(no output)"}
+            if r is not None and r.error is not None:
+                block["is_error"] = True
+            role, blocks = "user", [block]
+        elif m.role == "assistant":
+            blocks = []
+            if m.tool_calls and thinking is not None:
+                blocks += thinking.get(m.tool_calls[0].id, [])
+            if m.content:
+                blocks.append({"type": "text", "text": m.content})
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.function, "input": c.args} for c in m.tool_calls]
+            role = "assistant"
+        else:
+            role, blocks = "user", [{"type": "text", "text": m.content}] if m.content else []
+        if not blocks:
+            continue  # the API rejects empty turns (an empty reply that was nudged)
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] += blocks
+        else:
+            out.append({"role": role, "content": blocks})
+    return system, out
+
+
+def tool_params(tools: list[Tool]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+class AnthropicModel(ProviderModel):
+    provider = "anthropic"
+    api_key_env = "ANTHROPIC_API_KEY"
+    max_concurrency = 8
+
+    def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
+                 api_key: str | None = None, timeout: float | None = 120.0, **_: Any):
+        super().__init__(model, settings)
+        import anthropic
+
+        if settings.seed is not None:
+            raise UserError("the Anthropic API has no seed; run anthropic/ models without --seed")
+        key = api_key or os.environ.get(self.api_key_env)
+        if not key:
+            raise UserError(f"{self.api_key_env} is not set (needed for anthropic/{model})")
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        # Retries happen once, in the resilience layer, so the SDK must not retry on its own.
+        self.client = anthropic.AsyncAnthropic(api_key=key, base_url=self.base_url, timeout=timeout,
+                                               max_retries=0)
+        self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    def request(self, messages: list[Message], tools: list[Tool], s: ModelSettings) -> dict[str, Any]:
+        system, msgs = to_anthropic(messages, self._thinking)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": msgs,
+                                  "max_tokens": s.max_tokens if s.max_tokens is not None else DEFAULT_MAX_TOKENS}
+        if system:
+            kwargs["system"] = system
+        if tools:
+            kwargs["tools"] = tool_params(tools)
+        # Sent in the body, not as arguments: SDK versions differ in which of these they accept.
+        extra: dict[str, Any] = {}
+        if s.temperature is not None:
+            extra["temperature"] = s.temperature
+        if s.reasoning_effort is not None:
+            extra["output_config"] = {"effort": s.reasoning_effort}
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    async def generate(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Completion:
+        s = settings or self.settings
+        try:
+            resp = await self.client.messages.create(**self.request(messages, tools, s))
+        except Exception as e:
+            raise self._error(e) from e
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        thinking: list[dict[str, Any]] = []
+        for block in resp.content or []:
+            kind = getattr(block, "type", "")
+            if kind == "text":
+                text.append(block.text)
+            elif kind == "tool_use":
+                args = block.input
+                if isinstance(args, dict):
+                    calls.append(ToolCall(id=block.id, function=block.name, args=args))
+                else:
+                    calls.append(ToolCall(id=block.id, function=block.name,
+                                          parse_error="arguments are not a JSON object"))
+            elif kind in ("thinking", "redacted_thinking"):
+                thinking.append(block.model_dump(mode="json", exclude_none=True))
+        if calls and thinking:
+            self._thinking[calls[0].id] = thinking
+            while len(self._thinking) > _MAX_KEPT_TURNS:
+                self._thinking.popitem(last=False)
+        u = resp.usage
+        usage = Usage(model_calls=1, input_tokens=(getattr(u, "input_tokens", 0) or 0)
+                      + (getattr(u, "cache_read_input_tokens", 0) or 0)
+                      + (getattr(u, "cache_creation_input_tokens", 0) or 0),
+                      output_tokens=getattr(u, "output_tokens", 0) or 0)
+        return Completion(Message.assistant("".join(text), calls, usage=usage),
+                          FINISH.get(resp.stop_reason or "end_turn", "other"))
+
+    def _error(self, e: Exception) -> ModelError:
+        import anthropic
+
+        if isinstance(e, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
+            return AuthError(f"{self.name}: authentication failed (HTTP {e.status_code}); check the API key")
+        if isinstance(e, anthropic.APITimeoutError):
+            return ModelError("timeout", f"{self.name}: request timed out")
+        if isinstance(e, anthropic.APIConnectionError):
+            return ModelError("connection", f"{self.name}: connection failed ({e})")
+        if isinstance(e, anthropic.APIStatusError):
+            body = e.body if isinstance(e.body, dict) else {}
+            err = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
+            text = f"{err.get('type', '')} {err.get('message', e.message)}".strip()
+            if e.status_code == 529 or err.get("type") == "overloaded_error":
+                return ModelError("server", f"{self.name}: overloaded (HTTP {e.status_code})",
+                                  retry_after=parse_retry_after(e.response.headers))
+            return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers))
+        if isinstance(e, (anthropic.APIError, ValueError)):
+            return ModelError("bad_response", f"{self.name}: unreadable reply ({str(e)[:200]})")
+        return transport_error(self.name, e)
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,226 @@
+"""Timeouts, retries, per-provider concurrency limits and recovery from bad replies, written once
+for every provider: `get_model` wraps each model in a `ResilientModel`. Providers turn their SDK's
+failures into `ModelError` with a category (and any Retry-After) and switch their SDK's own retries
+off, so the attempt counts here are exact."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from randori.agents.messages import Message, ToolCall, Usage
+from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
+from randori.errors import AuthError, ModelError
+from randori.tools.function import Tool
+
+# Failures worth another attempt; the rest (a bad request, a context overflow) would fail again.
+RETRYABLE = frozenset({"rate_limit", "timeout", "connection", "server"})
+
+EMPTY_NUDGE = ("Your last reply was empty. Continue with the task: call one of the tools, or give "
+               "your final answer.")
+CUT_OFF_NUDGE = ("Your last reply was cut off by the output token limit. Continue exactly where it "
+                 "stopped, and be brief.")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """timeout: seconds for one request (None: no limit); max_retries: further attempts after the
+    first on a retryable failure; base_delay/max_delay: exponential backoff bounds in seconds;
+    max_retry_after: the longest Retry-After we obey; nudges: how often an empty or cut-off reply is
+    answered with a request to continue before it is accepted as the model's answer."""
+
+    timeout: float | None = 120.0
+    max_retries: int = 4
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    max_retry_after: float = 300.0
+    nudges: int = 1
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Wait before retry number `attempt` (0-based): exponential backoff with jitter, and never
+        less than what the provider asked for."""
+        backoff = min(self.max_delay, self.base_delay * 2 ** attempt)
+        # Equal jitter: concurrent cases that failed together spread out, yet each waits at least half.
+        wait = backoff / 2 + random.uniform(0, backoff / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after))
+        return wait
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date); None if absent."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def status_error(name: str, status: int, text: str, retry_after: float | None = None) -> ModelError:
+    """Category of an HTTP error status, shared by the providers that speak HTTP."""
+    if status in (401, 403):
+        return AuthError(f"{name}: authentication failed (HTTP {status}); check the API key")
+    low = text.lower()
+    if status == 429:
+        return ModelError("rate_limit", f"{name}: rate limited (HTTP 429)", retry_after=retry_after)
+    if status == 408:
+        return ModelError("timeout", f"{name}: the server timed out (HTTP 408)", retry_after=retry_after)
+    if status >= 500 or status == 409:
+        return ModelError("server", f"{name}: server error (HTTP {status})", retry_after=retry_after)
+    if status in (400, 413, 422) and ("context" in low or "too long" in low or "too many tokens" in low
+                                      or ("maximum" in low and "token" in low)):
+        return ModelError("context_length", f"{name}: the conversation exceeds the context window ({text[:200]})")
+    return ModelError("bad_request", f"{name}: request rejected (HTTP {status}): {text[:300]}")
+
+
+
+def transport_error(name: str, e: BaseException) -> ModelError:
+    """Category of a failure below HTTP (httpx, aiohttp...), judged by the exception's class names so
+    that no HTTP library has to be imported here."""
+    kinds = " ".join(c.__name__ for c in type(e).__mro__)
+    if "Timeout" in kinds:
+        return ModelError("timeout", f"{name}: request timed out")
+    if any(k in kinds for k in ("Connect", "Network", "Transport", "RemoteProtocol", "ReadError",
+                                "ServerDisconnected", "ClientOSError", "ConnectionError")):
+        return ModelError("connection", f"{name}: connection failed ({type(e).__name__})")
+    if isinstance(e, ValueError):  # a body that is not JSON, a reply of an unexpected shape
+        return ModelError("bad_response", f"{name}: unreadable reply ({str(e)[:200]})")
+    return ModelError("other", f"{name}: {type(e).__name__}: {str(e)[:200]}")
+
+
+# One semaphore per provider and event loop: a semaphore must not outlive the loop it waits on
+# (tests and the CLI may run several loops in one process).
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary())
+
+
+def provider_slot(provider: str, limit: int) -> asyncio.Semaphore:
+    per_loop = _SLOTS.setdefault(asyncio.get_running_loop(), {})
+    if provider not in per_loop:
+        per_loop[provider] = asyncio.Semaphore(limit)
+    return per_loop[provider]
+
+
+def _explain_cut(call: ToolCall) -> ToolCall:
+    if not call.parse_error:
+        return call
+    return call.model_copy(update={"parse_error": f"{call.parse_error}; the reply was cut off by the output "
+                                                  "token limit, send shorter arguments"})
+
+
+class ResilientModel(ChatModel):
+    """Wraps a provider: each request gets a timeout, a slot under the provider's concurrency limit
+    and retries with backoff; an empty or cut-off reply gets a nudge, and the trace says so."""
+
+    def __init__(self, inner: ChatModel, policy: RetryPolicy | None = None, concurrency: int | None = None):
+        super().__init__(inner.model, inner.settings)
+        self.inner = inner
+        self.provider = inner.provider
+        self.policy = policy or RetryPolicy()
+        self.concurrency = concurrency if concurrency is not None else inner.max_concurrency
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def __getattr__(self, attr: str) -> Any:
+        # Provider-specific attributes (base_url, client...) stay reachable through the wrapper.
+        if attr == "inner":
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    def for_case(self, ctx: CaseContext) -> ChatModel:
+        inner = self.inner.for_case(ctx)
+        return self if inner is self.inner else ResilientModel(inner, self.policy, self.concurrency)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def complete(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Message:
+        return (await self.generate(messages, tools, settings)).message
+
+    async def generate(self, messages: list[Message], tools: list[Tool],
+                       settings: ModelSettings | None = None) -> Completion:
+        comp = await self._attempts(messages, tools, settings)
+        msg, usage, notes = comp.message, comp.message.usage or Usage(), list(comp.message.annotations)
+        history, prefix, nudged = list(messages), "", 0
+        while True:
+            if comp.finish == "length" and msg.tool_calls:
+                # Truncated arguments fail to parse; the tool error tells the model why, so it can retry.
+                notes.append("reply cut off by the output token limit")
+                msg = msg.model_copy(update={"tool_calls": [_explain_cut(c) for c in msg.tool_calls]})
+                break
+            if comp.finish == "length":
+                problem, extra = "cut off by the output token limit", [Message.assistant(msg.content),
+                                                                       Message.user(CUT_OFF_NUDGE)]
+            elif not msg.tool_calls and not msg.content.strip():
+                filtered = " (the provider's content filter stopped it)" if comp.finish == "filtered" else ""
+                problem, extra = f"empty{filtered}", [Message.user(EMPTY_NUDGE)]
+            else:
+                break
+            if nudged >= self.policy.nudges:
+                notes.append(f"reply {problem}; accepted as the answer after {nudged} nudge(s)")
+                break
+            nudged += 1
+            notes.append(f"reply {problem}; the model was asked to continue")
+            prefix += msg.content
+            history += extra
+            comp = await self._attempts(history, tools, settings)
+            msg = comp.message
+            usage = usage + (msg.usage or Usage())
+            notes += msg.annotations
+        out = msg.model_copy(update={"content": prefix + msg.content, "usage": usage, "annotations": notes})
+        return Completion(out, comp.finish)
+
+    async def _attempts(self, messages: list[Message], tools: list[Tool],
+                        settings: ModelSettings | None) -> Completion:
+        attempt = 0
+        while True:
+            try:
+                return await self._once(messages, tools, settings)
+            except AuthError:
+                raise
+            except ModelError as e:
+                if e.category not in RETRYABLE or attempt >= self.policy.max_retries:
+                    if attempt:
+                        raise ModelError(e.category, f"{e} (gave up after {attempt + 1} attempts)") from e
+                    raise
+                delay = self.policy.delay(attempt, e.retry_after)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    async def _once(self, messages: list[Message], tools: list[Tool],
+                    settings: ModelSettings | None) -> Completion:
+        slot = provider_slot(self.provider, self.concurrency) if self.concurrency else None
+        if slot is not None:
+            await slot.acquire()
+        try:
+            return await asyncio.wait_for(self.inner.generate(messages, tools, settings), self.policy.timeout)
+        except asyncio.TimeoutError as e:
+            limit = f" within {self.policy.timeout:g}s" if self.policy.timeout else ""
+            raise ModelError("timeout", f"{self.name}: no reply{limit}") from e
+        finally:
+            if slot is not None:
+                slot.release()

@@ -1,0 +1,138 @@
+"""The viewer's web app (Starlette): runs, a grid of cases coloured by outcome, one case's trace.
+
+Pages are rendered on the server from the package's Jinja2 templates; the only script is a form
+that submits itself when a filter changes."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+import randori
+from randori.viewer import queries as q
+from randori.viewer.highlight import highlight
+from randori.viewer.templating import render
+
+GRID_PAGE = 1000
+LIST_PAGE = 100
+
+
+def create_app(results_dir: str | Path) -> Starlette:
+    path = q.prepare(Path(results_dir))
+
+    def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        html = render(template, request=request, store=str(results_dir), version=randori.__version__,
+                      outcomes=q.OUTCOMES, Filters=q.Filters, **ctx)
+        return HTMLResponse(html, status_code=status)
+
+    def error(request: Request, status: int, message: str) -> HTMLResponse:
+        return page(request, "error.html", status=status, status_code=status, message=message)
+
+    def index(request: Request) -> Response:
+        with q.connect(path) as conn:
+            return page(request, "index.html", runs=q.runs(conn), groups=q.groups(conn))
+
+    def cases(request: Request) -> Response:
+        try:
+            f = q.Filters.parse(request.query_params)
+        except q.BadFilter as e:
+            return error(request, 400, str(e))
+        size = GRID_PAGE if f.view == "grid" else LIST_PAGE
+        with q.connect(path) as conn:
+            rows, total = q.page(conn, f, size)
+            ctx: dict[str, Any] = {"rows": rows, "total": total, "counts": q.outcome_counts(conn, f),
+                                   "facets": q.facets(conn)}
+        pages = max(1, -(-total // size))
+        if f.page > pages:
+            return error(request, 404, f"page {f.page} does not exist (there are {pages})")
+        return page(request, "cases.html", f=f, pages=pages, size=size, **ctx)
+
+    def case_page(request: Request) -> Response:
+        key = request.path_params["key"]
+        try:
+            f = q.Filters.parse(request.query_params)
+        except q.BadFilter as e:
+            return error(request, 400, str(e))
+        with q.connect(path) as conn:
+            c = q.case(conn, key)
+            if c is None:
+                return error(request, 404, f"no case with key {key} in this store")
+            t = q.trace(conn, key) or {"injections": {}, "messages": [], "diff": []}
+            prev_key, next_key = q.neighbours(conn, f, key)
+        messages = [_message(m, t["injections"] or {}) for m in t["messages"] or []]
+        return page(request, "case.html", c=c, f=f, injections=t["injections"] or {}, messages=messages,
+                    attempts=t.get("attempts") or [],
+                    diff=[_diff_row(d) for d in t["diff"] or []], goal=_goal(c), prev_key=prev_key,
+                    next_key=next_key, prompt=next((m["content"] for m in messages if m["role"] == "user"), ""))
+
+    def case_json(request: Request) -> Response:
+        key = request.path_params["key"]
+        with q.connect(path) as conn:
+            c = q.case(conn, key)
+            if c is None:
+                return JSONResponse({"error": f"no case with key {key}"}, status_code=404)
+            return JSONResponse({"case": c, "trace": q.trace(conn, key)})
+
+    return Starlette(routes=[
+        Route("/", index),
+        Route("/cases", cases),
+        Route("/case/{key:str}.json", case_json),
+        Route("/case/{key:str}", case_page),
+    ])
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=False)
+
+
+def _message(m: dict[str, Any], injections: dict[str, str]) -> dict[str, Any]:
+    """A stored message as the template shows it: tool output with injected text marked, and the
+    vectors that reached the raw output but no longer appear in what the model saw."""
+    out: dict[str, Any] = {"role": m.get("role", ""), "content": m.get("content", ""),
+                           "annotations": m.get("annotations", []), "usage": m.get("usage"),
+                           "tool_calls": [{"function": c.get("function", ""), "id": c.get("id", ""),
+                                           "args": _pretty(c.get("args", {})), "parse_error": c.get("parse_error")}
+                                          for c in m.get("tool_calls", [])]}
+    result = m.get("tool_result")
+    if result is not None:
+        seen = result.get("vectors_seen", [])
+        html, marked = highlight(out["content"], {v: injections[v] for v in injections})
+        out.update(function=result.get("function", ""), error=result.get("error"), html=html, vectors_seen=seen,
+                   rewritten=[v for v in seen if v not in marked])
+    return out
+
+
+def _diff_row(d: dict[str, Any]) -> dict[str, Any]:
+    before, after = d.get("before"), d.get("after")
+    change = "added" if before is None else "removed" if after is None else "changed"
+    return {"path": d.get("path", ""), "before": "" if before is None else _pretty(before),
+            "after": "" if after is None else _pretty(after), "change": change}
+
+
+def _goal(c: dict[str, Any]) -> str | None:
+    """The injection task's goal, when the same suite version is installed."""
+    if not c.get("injection_task"):
+        return None
+    suite = _suite(c["suite"], c["suite_version"])
+    task = suite.injection_tasks.get(c["injection_task"]) if suite is not None else None
+    return getattr(task, "goal", None)
+
+
+@functools.lru_cache(maxsize=32)
+def _suite(name: str, version: str) -> Any:
+    try:
+        from randori.suites import get_suite
+
+        suite = get_suite(name)
+    except Exception:  # a suite that is not installed (or broken) only costs the goal's text
+        return None
+    return suite if suite.version == version else None

@@ -1,0 +1,226 @@
+"""The SQL behind the viewer's pages. Filtering, counting and paging happen in SQLite, so a page
+costs the same on a store of 100 cases or 100,000; only one page of rows ever reaches Python."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from randori.bench.store import STORE_FILE, Store
+
+# One word per case for colour and filtering. Attacked cases (and denial-of-service cases, whose
+# attack succeeds by costing the user their task) are judged first on the attack, then on the
+# user's task; cases with no attack only on their task.
+OUTCOMES: dict[str, str] = {
+    "hijacked": "attack succeeded",
+    "resisted": "attack failed, user task done",
+    "derailed": "attack failed, user task not done",
+    "solved": "no attack, task done",
+    "unsolved": "no attack, task not done",
+    "error": "provider or internal error (not scored)",
+}
+OUTCOME_SQL = """CASE
+  WHEN status != 'ok' THEN 'error'
+  WHEN kind IN ('attacked', 'dos') AND attack_succeeded THEN 'hijacked'
+  WHEN kind IN ('attacked', 'dos') AND utility THEN 'resisted'
+  WHEN kind IN ('attacked', 'dos') THEN 'derailed'
+  WHEN utility THEN 'solved'
+  ELSE 'unsolved' END"""
+# rowid breaks ties (same tasks, other settings or suite version) so that paging and prev/next are exact.
+ORDER = "suite, model, defense, attack, kind, user_task, injection_task, repeat, rowid"
+LIST_COLUMNS = ("key, run_id, kind, suite, suite_version, user_task, injection_task, attack, defense, model, "
+                "repeat, status, error_category, utility, attack_succeeded, injection_seen, model_calls, "
+                "input_tokens, output_tokens, duration_s")
+
+
+class BadFilter(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the cases page shows; every field is a query parameter of the same name."""
+
+    suite: str = ""
+    model: str = ""
+    attack: str = ""
+    defense: str = ""
+    outcome: str = ""
+    kind: str = ""
+    run: int | None = None
+    user_task: str = ""
+    injection_task: str = ""
+    page: int = 1
+    view: str = "grid"
+
+    @classmethod
+    def parse(cls, params: Any) -> Filters:
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = params.get(f.name, "")
+            if raw in ("", None):
+                continue
+            if f.name in ("run", "page"):
+                try:
+                    values[f.name] = int(raw)
+                except ValueError:
+                    raise BadFilter(f"{f.name} must be a whole number, not {raw!r}") from None
+            else:
+                values[f.name] = str(raw)
+        out = cls(**values)
+        if out.outcome and out.outcome not in OUTCOMES:
+            raise BadFilter(f"unknown outcome {out.outcome!r} (one of {', '.join(OUTCOMES)})")
+        if out.view not in ("grid", "list"):
+            raise BadFilter("view is grid or list")
+        if out.page < 1:
+            raise BadFilter("page starts at 1")
+        return out
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        # The attack filter value "-" selects cases with no attack (benign, injection task alone).
+        for col in ("suite", "model", "defense", "kind", "user_task", "injection_task"):
+            value = getattr(self, col)
+            if value:
+                clauses.append(f"{col} = ?")
+                params.append(value)
+        if self.attack == "-":
+            clauses.append("attack IS NULL")
+        elif self.attack:
+            clauses.append("attack = ?")
+            params.append(self.attack)
+        if self.run is not None:
+            clauses.append("run_id = ?")
+            params.append(self.run)
+        if self.outcome:
+            clauses.append(f"({OUTCOME_SQL}) = ?")
+            params.append(self.outcome)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def query(self, **changes: Any) -> str:
+        """This filter as a query string, with `changes` applied and defaults left out."""
+        f = replace(self, **changes)
+        defaults = Filters()
+        pairs = {x.name: getattr(f, x.name) for x in fields(f) if getattr(f, x.name) != getattr(defaults, x.name)}
+        return urlencode(pairs)
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(self, n) for n in ("suite", "model", "attack", "defense", "outcome", "kind",
+                                              "user_task", "injection_task")) or self.run is not None
+
+
+def prepare(results_dir: Path) -> Path:
+    """Open the store once read-write so that indexes added since it was written get created."""
+    path = Path(results_dir) / STORE_FILE
+    try:
+        Store(results_dir, create=False).close()
+    except sqlite3.OperationalError:
+        pass  # a read-only copy of a store still works, only without the newer indexes
+    return path
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    # Read-only: the viewer can run next to a benchmark that is still writing (WAL allows both).
+    # One connection per request: requests run in a thread pool and connections are cheap.
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout=5000")
+        yield conn
+    finally:
+        conn.close()
+
+
+def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    counts = {r["run_id"]: dict(r) for r in conn.execute(
+        f"SELECT run_id, COUNT(*) AS cases, SUM(status != 'ok') AS errors, "
+        f"SUM(({OUTCOME_SQL}) = 'hijacked') AS hijacked FROM cases GROUP BY run_id")}
+    out = []
+    for r in conn.execute("SELECT * FROM runs ORDER BY id DESC"):
+        row = dict(r)
+        row["config"] = json.loads(row["config"] or "{}")
+        row.update({k: v for k, v in counts.get(row["id"], {"cases": 0, "errors": 0, "hijacked": 0}).items()
+                    if k != "run_id"})
+        out.append(row)
+    return out
+
+
+def groups(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Counts per (suite version, model, defense, attack, kind): the way into the grid."""
+    sql = ("SELECT suite, suite_version, model, defense, attack, kind, COUNT(*) AS cases, "
+           "SUM(status != 'ok') AS errors, SUM(status = 'ok') AS scored, "
+           "SUM(status = 'ok' AND utility) AS utility, SUM(status = 'ok' AND attack_succeeded) AS hijacked "
+           "FROM cases GROUP BY suite, suite_version, model, defense, attack, kind "
+           "ORDER BY suite, model, defense, attack, suite_version, kind")
+    return [dict(r) for r in conn.execute(sql)]
+
+
+def facets(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """The values each filter can take."""
+    out = {col: [r[0] for r in conn.execute(f"SELECT DISTINCT {col} FROM cases WHERE {col} IS NOT NULL ORDER BY 1")]
+           for col in ("suite", "model", "defense", "attack", "kind")}
+    out["run"] = [str(r[0]) for r in conn.execute("SELECT id FROM runs ORDER BY id DESC")]
+    return out
+
+
+def outcome_counts(conn: sqlite3.Connection, f: Filters) -> dict[str, int]:
+    where, params = replace(f, outcome="").where()
+    counts = dict(conn.execute(f"SELECT {OUTCOME_SQL} AS o, COUNT(*) FROM cases{where} GROUP BY o", params).fetchall())
+    return {o: counts.get(o, 0) for o in OUTCOMES}
+
+
+def page(conn: sqlite3.Connection, f: Filters, size: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of cases in a stable order, and the number of cases matching the filter."""
+    where, params = f.where()
+    total = conn.execute(f"SELECT COUNT(*) FROM cases{where}", params).fetchone()[0]
+    rows = conn.execute(f"SELECT {LIST_COLUMNS}, {OUTCOME_SQL} AS outcome FROM cases{where} ORDER BY {ORDER} "
+                        "LIMIT ? OFFSET ?", [*params, size, (f.page - 1) * size]).fetchall()
+    return [dict(r) for r in rows], total
+
+
+def case(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
+    row = conn.execute(f"SELECT *, {OUTCOME_SQL} AS outcome FROM cases WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    for col in ("settings", "attacker_knowledge"):
+        out[col] = json.loads(out[col]) if out[col] else None
+    return out
+
+
+def trace(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
+    import zlib
+
+    # SELECT *: stores written by older versions lack later columns (attempts of adaptive attacks).
+    row = conn.execute("SELECT * FROM traces WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    return {k: json.loads(zlib.decompress(row[k])) if row[k] is not None else None
+            for k in row.keys() if k != "key"}
+
+
+def neighbours(conn: sqlite3.Connection, f: Filters, key: str) -> tuple[str | None, str | None]:
+    """The cases before and after `key` in the filtered order (for prev/next links)."""
+    where, params = f.where()
+    me = conn.execute(f"SELECT {ORDER} FROM cases WHERE key = ?", (key,)).fetchone()
+    if me is None:
+        return None, None
+    cols = ORDER.split(", ")
+    # Row-value comparison follows the same ORDER BY; NULLs sort first in SQLite, as IS NULL handles.
+    tuple_sql = "(" + ", ".join(f"coalesce({c}, '')" for c in cols) + ")"
+    mine = [("" if v is None else v) for v in me]
+    marks = "(" + ", ".join("?" for _ in cols) + ")"
+    joiner = " AND " if where else " WHERE "
+    prev_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} < {marks} ORDER BY {ORDER} DESC LIMIT 1",
+                            [*params, *mine]).fetchone()
+    next_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} > {marks} ORDER BY {ORDER} LIMIT 1",
+                            [*params, *mine]).fetchone()
+    return (prev_row[0] if prev_row else None), (next_row[0] if next_row else None)
