@@ -60,7 +60,8 @@ def run(
     no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all."),
     repeats: int = typer.Option(1, min=1, help="Run every case this many times."),
     concurrency: int = typer.Option(8, min=1, help="Cases in flight at once."),
-    temperature: float | None = typer.Option(0.0, help="Sampling temperature, sent as given."),
+    temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
+                                    "(for models that reject the parameter)."),
     seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
     max_tokens: int | None = typer.Option(None, help="Max output tokens per model call."),
     reasoning_effort: str | None = typer.Option(
@@ -93,7 +94,7 @@ def run(
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
     _use_prices(prices)
-    settings = ModelSettings(temperature=temperature, seed=seed, max_tokens=max_tokens,
+    settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
                              reasoning_effort=reasoning_effort)
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
     chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
@@ -142,6 +143,18 @@ def _use_prices(path: Path | None) -> None:
 
     load_prices(path)
     os.environ[PRICES_ENV] = str(path)
+
+
+def _temperature(text: str) -> float | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--temperature must be a number or 'none', not '{text}'") from None
+    if value < 0:
+        raise UserError("--temperature must not be negative")
+    return value
 
 
 def _safe_argv() -> list[str]:

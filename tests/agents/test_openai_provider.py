@@ -72,3 +72,13 @@ def test_cli_run_through_fake_server(tmp_path):
     [row] = rows
     assert row["model"] == "openai/fake-model" and row["benign_utility"]["rate"] == 1.0
     assert row["errors"] == 0
+
+
+def test_temperature_none_from_the_cli_sends_no_temperature(tmp_path):
+    with FakeOpenAIServer(scripted_policy(REFUND_STEPS)) as server:
+        r = randori("run", "-s", "banking", "-u", "user_task_1", "-m", "openai/fake-model", "--base-url",
+                    server.base_url, "--no-attack", "--temperature", "none", "--results", str(tmp_path))
+        assert r.returncode == 0, r.stderr
+    assert server.requests and all("temperature" not in req for req in server.requests)
+    bad = randori("run", "-s", "banking", "--temperature", "warm", "--results", str(tmp_path))
+    assert bad.returncode == 2 and "--temperature must be a number or 'none'" in bad.stderr
