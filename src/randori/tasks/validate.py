@@ -8,7 +8,9 @@ Rules (each problem names one):
 - `reach`: every user task shows at least one injection vector (canary replay).
 - `exact`: changing one argument of a ground-truth call in a way that changes the final state must
   make the check fail (catches checks that ignore the amount, recipient, date, id...).
-- `collateral`: the user task's ground truth alone must not achieve any injection goal.
+- `collateral`: the user task's ground truth alone must not achieve any injection goal, neither on
+  benign data nor with the attack text in place (a task that forwards an injected mail must not
+  count as the agent obeying the attacker).
 """
 
 from __future__ import annotations
@@ -35,17 +37,28 @@ class Problem:
         return f"{self.task}: [{self.rule}] {self.message}"
 
 
-def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_task: Any) -> tuple[Any, Any, Trace]:
+def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_task: Any,
+                 injections: dict[str, str] | None = None) -> tuple[Any, Any, Trace]:
     from randori.agents.loop import ToolAgent
 
-    env = suite.load_env()
+    env = suite.load_env(injections)
     pre = env.model_copy(deep=True)
-    ctx = CaseContext(suite=suite, env=env, user_task=user_task, injection_task=injection_task)
+    ctx = CaseContext(suite=suite, env=env, user_task=user_task, injection_task=injection_task,
+                      injections=injections or {})
     model = ScriptedModel(kind, ModelSettings()).for_case(ctx)
     agent = ToolAgent(model, suite.tools, suite.system_prompt)
     prompt = user_task.prompt if user_task is not None else injection_task.goal
     trace = asyncio.run(agent.run(env, prompt))
     return pre, env, trace
+
+
+def _attack_text(suite: TaskSuite[Any], user_task: Any, injection_task: Any) -> dict[str, str]:
+    from randori.attacks import get_attack
+    from randori.attacks.base import AttackContext
+
+    ctx = AttackContext(vectors=suite.reachable_vectors(user_task.id), user_name=suite.user_name,
+                        model_name="AI assistant", tools=tuple(t.name for t in suite.tools))
+    return get_attack("important_instructions").injections(user_task, injection_task, ctx)
 
 
 def _replay_trace(calls: list[ToolCall], results: list[Any], output: str) -> Trace:
@@ -164,6 +177,14 @@ def validate_suite(suite: TaskSuite[Any]) -> list[Problem]:
         for iid, it in suite.injection_tasks.items():
             if it.attack_succeeded(trace.final_output, pre, post, trace):
                 problems.append(Problem(tid, "collateral", f"its ground truth achieves {iid}'s goal"))
+                continue
+            injections = _attack_text(suite, ut, it)
+            if not injections:
+                continue
+            apre, apost, atrace = _agent_trace(suite, "oracle", ut, None, injections)
+            if it.attack_succeeded(atrace.final_output, apre, apost, atrace):
+                problems.append(Problem(tid, "collateral", f"with {iid}'s attack text in place, its ground "
+                                        "truth achieves the goal without obeying it"))
     for iid, it in suite.injection_tasks.items():
         env = suite.load_env()
         calls = it.ground_truth(suite.load_env())
