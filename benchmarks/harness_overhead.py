@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from randori.agents.models import ModelSettings, get_model
-from randori.bench.runner import Selection, plan, run_case, run_cases
+from randori.bench.runner import Selection, freeze_heap, plan, run_case, run_cases
 from randori.bench.store import Store
 from randori.suites import get_suite, suite_names
 
@@ -28,6 +28,7 @@ def main() -> None:
     model = get_model("scripted/oracle", ModelSettings())
     cases = plan(Selection(suites=suites, model=model, attacks=[args.attack], benign=False, injection_only=False))
     by_name = {s.name: s for s in suites}
+    freeze_heap()  # as run_cases does
     print(f"suites: {', '.join(f'{s.name}@{s.version}' for s in suites)}")
     print(f"attacked cases: {len(cases)} (planning incl. suite load: {time.perf_counter() - t_load:.2f} s)")
 

@@ -17,7 +17,7 @@ from randori.attacks import Attack, AttackContext, get_attack, model_display_nam
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult, Store
 from randori.errors import AuthError, ModelError, UserError
-from randori.tasks.environment import state_diff
+from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ class _Outcome:
     attack_succeeded: bool | None = None
     injection_seen: bool | None = None
     duration_s: float = 0.0
+    diff: list[dict[str, Any]] | None = None
 
 
 async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injections: dict[str, str],
@@ -145,7 +146,7 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
     ut = suite.user_tasks[case.user_task] if case.user_task else None
     it = suite.injection_tasks[case.injection_task] if case.injection_task else None
     env = suite.load_env(injections)
-    pre = env.model_copy(deep=True)
+    pre = suite.load_env(injections)  # a second instance: 4x cheaper than deep-copying the first
     ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=injections)
     agent = defense.agent(ToolAgent(model.for_case(ctx), suite.tools, suite.system_prompt, defense,
                                     max_steps=max_steps))
@@ -155,14 +156,16 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
     try:
         await agent.run(env, prompt, watch=injections, trace=out.trace)
         text = out.trace.final_output
-        if case.kind == "injection_only":
-            out.utility = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
-        else:
-            out.utility = ut.utility(text, pre, env, out.trace)  # type: ignore[union-attr]
-        if case.kind == "attacked":
-            out.attack_succeeded = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
-        elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
-            out.attack_succeeded = not out.utility
+        with settled(pre, env):
+            if case.kind == "injection_only":
+                out.utility = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
+            else:
+                out.utility = ut.utility(text, pre, env, out.trace)  # type: ignore[union-attr]
+            if case.kind == "attacked":
+                out.attack_succeeded = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
+            elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
+                out.attack_succeeded = not out.utility
+            out.diff = state_diff(pre, env)
         if case.kind in ("attacked", "dos"):
             out.injection_seen = bool(out.trace.vectors_seen)
     except AuthError:
@@ -250,11 +253,23 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
         result.attack_tries = len(attempts)
         result.attempts = attempts
     result.messages = [m.model_dump(mode="json", exclude_defaults=True) for m in last.trace.messages]
-    result.diff = state_diff(last.pre, last.post) if last.pre is not None else []
+    if last.diff is None and last.pre is not None:  # the agent failed before the checks ran
+        last.diff = state_diff(last.pre, last.post)
+    result.diff = last.diff or []
     return result
 
 
 ProgressFn = Callable[[CaseResult], None]
+
+
+def freeze_heap() -> None:
+    """Move everything alive now (parsed suites, environment templates, tool schemas) out of the
+    cyclic GC's reach: otherwise every full collection rescans them, which costs a scripted case
+    about a quarter of its time."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
@@ -266,6 +281,7 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
         queue.put_nowait(c)
     defenses = {spec: get_defense(spec) for spec in {c.defense for c in cases}}
     attacks = {spec: get_attack(spec) for spec in {c.attack for c in cases if c.kind == "attacked" and c.attack}}
+    freeze_heap()
     attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
                  for spec, a in attacks.items() if a.kind == "adaptive"}
 

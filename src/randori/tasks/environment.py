@@ -7,9 +7,11 @@ or in the data itself can never break loading (AgentDojo formats the raw YAML an
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -110,11 +112,32 @@ def _set(root: Any, path: tuple[PathPart, ...], value: Any) -> None:
         object.__setattr__(obj, last, value) if isinstance(obj, BaseModel) else setattr(obj, last, value)
 
 
+_SETTLED: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("settled", default=None)
+
+
+@contextlib.contextmanager
+def settled(*envs: BaseModel) -> Iterator[None]:
+    """While the agent is done and checks run, states do not change: dump each once, not once per
+    `only_changed` call of every check. Only valid while nothing mutates `envs`."""
+    token = _SETTLED.set({id(e): e.model_dump(mode="json") for e in envs})
+    try:
+        yield
+    finally:
+        _SETTLED.reset(token)
+
+
+def _dump(env: BaseModel) -> Any:
+    cache = _SETTLED.get()
+    if cache is not None and id(env) in cache:
+        return cache[id(env)]
+    return env.model_dump(mode="json")
+
+
 def state_diff(pre: BaseModel, post: BaseModel) -> list[dict[str, Any]]:
     """Changes from `pre` to `post` as a list of {path, before, after}; lists of records with an
     `id` are compared by id so that one insertion does not show as every later item changing."""
     out: list[dict[str, Any]] = []
-    _diff(pre.model_dump(mode="json"), post.model_dump(mode="json"), "", out)
+    _diff(_dump(pre), _dump(post), "", out)
     return out
 
 

@@ -42,7 +42,7 @@ def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_tas
     from randori.agents.loop import ToolAgent
 
     env = suite.load_env(injections)
-    pre = env.model_copy(deep=True)
+    pre = suite.load_env(injections)
     ctx = CaseContext(suite=suite, env=env, user_task=user_task, injection_task=injection_task,
                       injections=injections or {})
     model = ScriptedModel(kind, ModelSettings()).for_case(ctx)

@@ -104,6 +104,8 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
     module_name, _, cls_name = table[provider].partition(":")
     cls = getattr(importlib.import_module(module_name), cls_name)
     inner: ChatModel = cls(model, settings or ModelSettings(), timeout=timeout, **options)
+    if not inner.remote:
+        return inner
     if retry_base_delay is None:
         retry_base_delay = _env_float(RETRY_DELAY_ENV, 1.0)
     policy = RetryPolicy(timeout=timeout, max_retries=max_retries, base_delay=retry_base_delay,

@@ -57,6 +57,9 @@ class ChatModel(ABC):
     provider: str = ""
     # Requests to this provider in flight at once, across all cases of a run (None: no limit).
     max_concurrency: int | None = None
+    # In-process models with no network (scripted) skip the resilience layer: no timeouts or retries
+    # to apply, and its per-call task would be the largest cost of a scripted case.
+    remote: bool = True
 
     def __init__(self, model: str, settings: ModelSettings):
         self.model = model

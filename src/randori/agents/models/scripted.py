@@ -47,6 +47,7 @@ def readable_views(content: str) -> list[str]:
 
 class ScriptedModel(ChatModel):
     provider = "scripted"
+    remote = False
 
     def __init__(self, model: str, settings: ModelSettings, **_: object):
         if model not in KINDS:
