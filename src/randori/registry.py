@@ -37,7 +37,10 @@ class Registry:
         table = self.table()
         if name not in table:
             raise UserError(f"unknown {self.kind} '{name}' (known: {', '.join(sorted(table))})")
-        return _import(table[name])
+        try:
+            return _import(table[name])
+        except (ImportError, AttributeError) as e:  # a broken plugin: say which, don't crash
+            raise UserError(f"{self.kind} '{name}' cannot be loaded from {table[name]}: {e}") from None
 
 
 @functools.cache

@@ -6,13 +6,11 @@ and the report show and what the case key hashes."""
 
 from __future__ import annotations
 
-import functools
-import importlib
-from importlib.metadata import entry_points
 from typing import Any
 
 from randori.attacks.base import Attack, AttackContext, model_display_name, parse_spec
 from randori.errors import UserError
+from randori.registry import Registry
 
 _T = "randori.attacks.templates:"
 ATTACKS: dict[str, str] = {
@@ -38,17 +36,11 @@ ATTACKS: dict[str, str] = {
 MAX_ROW = "max"  # a report row, not an attack: see bench/metrics.py
 
 
-@functools.lru_cache(maxsize=1)
-def _table() -> dict[str, str]:
-    # Scanning entry points reads every installed distribution's metadata: once per process.
-    table = dict(ATTACKS)
-    for ep in entry_points(group="randori.attacks"):
-        table.setdefault(ep.name, ep.value)
-    return table
+REGISTRY = Registry("attack", "randori.attacks", ATTACKS)
 
 
 def attack_names() -> list[str]:
-    return sorted(_table())
+    return REGISTRY.names()
 
 
 def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
@@ -60,14 +52,7 @@ def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
     if name == MAX_ROW:
         raise UserError("'max' is not an attack to run: the report adds a 'max' row (broken by any attack) "
                         "whenever two or more attacks ran")
-    table = _table()
-    if name not in table:
-        raise UserError(f"unknown attack '{name}' (known: {', '.join(sorted(table))})")
-    module_name, _, cls_name = table[name].partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), cls_name)
-    except (ImportError, AttributeError) as e:
-        raise UserError(f"attack '{name}' cannot be loaded from {table[name]}: {e}") from None
+    cls = REGISTRY.load(name)
     accepted: dict[str, type] = getattr(cls, "parameters", {})
     params = coerce_params(f"attack '{name}'", raw, accepted)
     for key, value in (defaults or {}).items():

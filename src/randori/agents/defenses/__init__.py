@@ -7,13 +7,11 @@ use. Several `--defense` options are separate runs, one report row each."""
 
 from __future__ import annotations
 
-import functools
-import importlib
 import re
-from importlib.metadata import entry_points
 
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.errors import UserError
+from randori.registry import Registry
 
 _D = "randori.agents.defenses."
 # name -> "module:Class" (imported lazily)
@@ -30,17 +28,11 @@ DEFENSES: dict[str, str] = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _table() -> dict[str, str]:
-    # Scanning entry points reads every installed distribution's metadata: once per process.
-    table = dict(DEFENSES)
-    for ep in entry_points(group="randori.defenses"):
-        table.setdefault(ep.name, ep.value)
-    return table
+REGISTRY = Registry("defense", "randori.defenses", DEFENSES)
 
 
 def defense_names() -> list[str]:
-    return sorted(_table())
+    return REGISTRY.names()
 
 
 def _split_stack(spec: str) -> list[str]:
@@ -54,17 +46,10 @@ def get_defense(spec: str) -> Defense:
     parts = _split_stack(spec)
     if not parts:
         raise UserError("empty defense name (see `randori defenses list`)")
-    table = _table()
     members: list[Defense] = []
     for part in parts:
         name, raw = parse_spec(part)
-        if name not in table:
-            raise UserError(f"unknown defense '{name}' (known: {', '.join(sorted(table))})")
-        module_name, _, cls_name = table[name].partition(":")
-        try:
-            cls = getattr(importlib.import_module(module_name), cls_name)
-        except (ImportError, AttributeError) as e:
-            raise UserError(f"defense '{name}' cannot be loaded from {table[name]}: {e}") from None
+        cls = REGISTRY.load(name)
         params = coerce_params(f"defense '{name}'", raw, getattr(cls, "parameters", {}))
         d = cls(**params) if params else cls()
         d.name = format_spec(name, getattr(d, "params", None) or {})

@@ -8,12 +8,12 @@ import importlib
 import importlib.util
 import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
 from randori.agents.models.resilience import ResilientModel, RetryPolicy
 from randori.errors import UserError
+from randori.registry import Registry
 
 # provider -> "module:Class"; imported only when used so start-up stays fast.
 PROVIDERS: dict[str, str] = {
@@ -60,11 +60,11 @@ PROVIDER_INFO: dict[str, ProviderInfo] = {
 RETRY_DELAY_ENV = "RANDORI_RETRY_BASE_DELAY"
 
 
+REGISTRY = Registry("model provider", "randori.models", PROVIDERS)
+
+
 def _provider_table() -> dict[str, str]:
-    table = dict(PROVIDERS)
-    for ep in entry_points(group="randori.models"):
-        table.setdefault(ep.name, ep.value)
-    return table
+    return REGISTRY.table()
 
 
 def provider_names() -> list[str]:
