@@ -53,15 +53,16 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
     summary = summarize(rows, prices)
     console = Console()
     if not console.is_terminal:
-        console = Console(width=200)  # piped output: don't squeeze the table into 80 columns
+        console = Console(width=240)  # piped output: don't squeeze the table into 80 columns
     if not summary:
         console.print("No results.")
         return
     t = Table(title="randori results (rates with Wilson 95% intervals; errors excluded)")
-    for col in ("suite", "model", "defense", "attack", "benign utility", "utility under attack",
-                "attack success", "injection seen", "injection tasks alone", "errors", "cost (USD)",
-                "per case: agent, +defense"):
-        t.add_column(col, overflow="fold" if col in ("model", "defense", "attack") else "ellipsis")
+    for col in ("suite", "model", "defense", "attack"):
+        t.add_column(col, no_wrap=True)  # names are read whole, never broken mid-word
+    for col in ("benign utility", "utility under attack", "attack success", "injection seen",
+                "injection tasks alone", "errors", "cost (USD)", "per case: agent, +defense"):
+        t.add_column(col, overflow="fold")
     for r in summary:
         # Names are escaped: a spec such as adaptive[budget=5] would otherwise read as rich markup.
         t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"] or "-")),
@@ -75,8 +76,8 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
 
 
 def _suite_label(r: dict[str, Any]) -> str:
-    if r["suite"] == "all":
-        return "all (" + ", ".join(r["suite_versions"]) + ")"
+    if r["suite"] == "all":  # the versions pooled stand on the per-suite rows above
+        return f"all ({len(r['suite_versions'])} suites)"
     return str(r["suite_versions"][0]) if r["suite_versions"] else str(r["suite"])
 
 
