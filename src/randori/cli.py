@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from randori.errors import AuthError, UserError
+from randori.errors import FatalModelError, UserError
 
 app = typer.Typer(
     help="randori: measure how safely LLM agents behave when the data they touch is hostile.",
@@ -124,8 +124,8 @@ def run(
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
             raise typer.Exit(130) from None
-        except AuthError:
-            status = "auth_error"
+        except FatalModelError as e:
+            status = "auth_error" if e.category == "auth" else "stopped"
             raise
         finally:
             store.finish_run(run_id, status)
@@ -420,7 +420,7 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
 def main() -> None:
     try:
         app()
-    except (UserError, AuthError) as e:
+    except (UserError, FatalModelError) as e:
         typer.echo(f"randori: error: {e}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:

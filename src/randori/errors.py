@@ -11,7 +11,7 @@ class UserError(Exception):
 
 
 ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "server", "context_length", "bad_request",
-                    "bad_response", "auth", "internal", "other")
+                    "bad_response", "auth", "not_found", "internal", "other")
 
 # Environment variables whose values are secrets: never let them into a message we store or print.
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -39,8 +39,13 @@ class ModelError(Exception):
         self.retry_after = retry_after
 
 
-class AuthError(ModelError):
-    """Bad or missing credentials: the run stops at once."""
+class FatalModelError(ModelError):
+    """A failure every further case would meet too (bad credentials, an unknown model or endpoint):
+    the run stops at once instead of filling the store with identical error cases."""
+
+
+class AuthError(FatalModelError):
+    """Bad or missing credentials."""
 
     def __init__(self, message: str):
         super().__init__("auth", message)

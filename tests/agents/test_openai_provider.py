@@ -82,3 +82,15 @@ def test_temperature_none_from_the_cli_sends_no_temperature(tmp_path):
     assert server.requests and all("temperature" not in req for req in server.requests)
     bad = randori("run", "-s", "banking", "--temperature", "warm", "--results", str(tmp_path))
     assert bad.returncode == 2 and "--temperature must be a number or 'none'" in bad.stderr
+
+
+def test_unknown_model_stops_the_run_at_once(tmp_path):
+    from tests.fakes.openai_server import Fault
+
+    with FakeOpenAIServer(lambda req: Fault(status=404)) as server:
+        r = randori("run", "-s", "banking", "-m", "openai/no-such-model", "--base-url", server.base_url,
+                    "--results", str(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "not found (HTTP 404)" in r.stderr and "check the model name and --base-url" in r.stderr
+    # One request per case in flight at most, not one per planned case: the run stopped.
+    assert len(server.requests) <= 8

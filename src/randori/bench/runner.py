@@ -16,7 +16,7 @@ from randori.agents.models.base import CaseContext, ChatModel
 from randori.attacks import Attack, AttackContext, get_attack, model_display_name
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult, Store
-from randori.errors import AuthError, ModelError, UserError
+from randori.errors import FatalModelError, ModelError, UserError
 from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
 
@@ -168,7 +168,7 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
             out.diff = state_diff(pre, env)
         if case.kind in ("attacked", "dos"):
             out.injection_seen = bool(out.trace.vectors_seen)
-    except AuthError:
+    except FatalModelError:
         raise
     except ModelError as e:
         out.status, out.error_category, out.error_message = "error", e.category, str(e)
@@ -211,7 +211,7 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_s
                 break
             try:
                 text, used = await attacker.rewrite(goal, history, _context(case))
-            except AuthError:
+            except FatalModelError:
                 raise
             except ModelError as e:
                 out.status, out.error_category, out.error_message = "error", e.category, f"attacker: {e}"

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from randori.errors import AuthError, UserError
+from randori.errors import FatalModelError, UserError
 
 code_app = typer.Typer(help="Secure code generation: generate, analyse, test in a sandbox, repair.",
                        no_args_is_help=True)
@@ -157,9 +157,9 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
 
                 asyncio.run(_run_all(todo, coder, evaluator, ds, model, settings_key, analyzers, cstore, run_id,
                                      on_done))
-    except AuthError as e:
+    except FatalModelError as e:
         status = "aborted"
-        raise _fail(f"authentication failed, run stopped: {e}", 1) from None
+        raise _fail(f"run stopped: {e}", 1) from None
     except KeyboardInterrupt:
         status = "interrupted"
         raise

@@ -25,7 +25,7 @@ from randori.code.evaluate import GroupResult, job_for, run_all_groups
 from randori.code.prompts import initial_messages, repair_prompt
 from randori.code.sandbox import Limits, Sandbox
 from randori.code.store import CodeStore, RoundRow, TaskRecord, task_key
-from randori.errors import AuthError, ModelError
+from randori.errors import FatalModelError, ModelError
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ async def run_task(item: PlannedTask, coder: Coder, evaluator: Evaluator, datase
             feedback = repair_prompt(reply.code, parse_error=ev.static.parse_error, findings=ev.flagged_findings,
                                      failures=ev.failures, fuzz_findings=ev.fuzz_findings or [])
             messages = [*messages, Message.assistant(reply.text), Message.user(feedback)]
-    except AuthError:
+    except FatalModelError:
         raise
     except ModelError as e:
         # A provider failure is nobody's success or failure: stored as an error, retried on resume.

@@ -16,7 +16,7 @@ from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
-from randori.errors import AuthError, ModelError
+from randori.errors import AuthError, FatalModelError, ModelError
 from randori.tools.function import Tool
 
 # Failures worth another attempt; the rest (a bad request, a context overflow) would fail again.
@@ -81,6 +81,9 @@ def status_error(name: str, status: int, text: str, retry_after: float | None = 
     """Category of an HTTP error status, shared by the providers that speak HTTP."""
     if status in (401, 403):
         return AuthError(f"{name}: authentication failed (HTTP {status}); check the API key")
+    if status == 404:  # a wrong model name or base URL: every case would fail the same way
+        return FatalModelError("not_found", f"{name}: not found (HTTP 404): {text[:200]}; check the model "
+                               "name and --base-url")
     low = text.lower()
     if status == 429:
         return ModelError("rate_limit", f"{name}: rate limited (HTTP 429)", retry_after=retry_after)
@@ -200,7 +203,7 @@ class ResilientModel(ChatModel):
         while True:
             try:
                 return await self._once(messages, tools, settings)
-            except AuthError:
+            except FatalModelError:
                 raise
             except ModelError as e:
                 if e.category not in RETRYABLE or attempt >= self.policy.max_retries:
