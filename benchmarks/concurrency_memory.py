@@ -52,10 +52,16 @@ def serve(suite_names: list[str], latency: float, port_q: mp.Queue) -> None:
             return [(steps[k]["function"], steps[k]["args"])]
         return answer
 
-    with FakeOpenAIServer(policy, latency=latency) as server:
+    with FakeOpenAIServer(policy, latency=latency, record=False) as server:
         port_q.put(server.base_url)
         while True:
             time.sleep(3600)
+
+
+def process_cpu(pid: int) -> float:
+    """User plus system CPU seconds of a live process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -95,10 +101,14 @@ def main() -> None:
             for n in names:
                 cmd += ["--suite", n]
             env = {**os.environ, "OPENAI_API_KEY": "sk-fake"}
+            server_cpu0 = process_cpu(server.pid)
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
             wall = time.perf_counter() - t0
-            peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            server_cpu = process_cpu(server.pid) - server_cpu0
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            peak_mb = usage.ru_maxrss / 1024
+            client_cpu = usage.ru_utime + usage.ru_stime
             if proc.returncode != 0:
                 print(proc.stderr[-2000:])
                 raise SystemExit(f"run failed with exit {proc.returncode}")
@@ -113,6 +123,8 @@ def main() -> None:
     print(f"benign utility {pooled['benign_utility']['rate']:.3f}, errors {sum(r['errors'] for r in rows)}")
     ratio = wall / bound if bound else float("nan")
     print(f"wall time: {wall:.1f} s; lower bound: {bound:.1f} s; ratio: {ratio:.2f} (target <= 1.3)")
+    print(f"CPU: randori {client_cpu:.1f} s ({client_cpu / sum(calls) * 1000:.1f} ms per call), "
+          f"fake server {server_cpu:.1f} s, on {os.cpu_count()} cores")
     print(f"peak RSS of the run: {peak_mb:.0f} MB (target < 400 MB)")
     print(f"store: {size / 1e6:.1f} MB, {size / len(cases) / 1024:.1f} KB per case")
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from randori.agents.models import ModelSettings, get_model
-from randori.bench.runner import Selection, freeze_heap, plan, run_case, run_cases
+from randori.bench.runner import Selection, plan, quiet_gc, run_case, run_cases
 from randori.bench.store import Store
 from randori.suites import get_suite, suite_names
 
@@ -28,7 +28,6 @@ def main() -> None:
     model = get_model("scripted/oracle", ModelSettings())
     cases = plan(Selection(suites=suites, model=model, attacks=[args.attack], benign=False, injection_only=False))
     by_name = {s.name: s for s in suites}
-    freeze_heap()  # as run_cases does
     print(f"suites: {', '.join(f'{s.name}@{s.version}' for s in suites)}")
     print(f"attacked cases: {len(cases)} (planning incl. suite load: {time.perf_counter() - t_load:.2f} s)")
 
@@ -44,7 +43,8 @@ def main() -> None:
                 store.add(run_id, [res])
                 per_case.append(time.perf_counter() - t0)
 
-        asyncio.run(timed())
+        with quiet_gc():  # as run_cases does
+            asyncio.run(timed())
         store.close()
     per_case.sort()
     median = statistics.median(per_case) * 1000

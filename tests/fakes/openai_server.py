@@ -56,9 +56,13 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeServer:
     """Serves POSTs on the paths `accepts` allows; replies come from the policy."""
 
-    def __init__(self, policy: Policy, latency: float = 0.0):
+    def __init__(self, policy: Policy, latency: float = 0.0, record: bool = True):
         self.policy = policy
         self.latency = latency
+        # Tests read back what was sent; a benchmark serving thousands of calls must not keep every
+        # body alive, or its own garbage collector stalls all replies as the heap grows.
+        self.record = record
+        self.count = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
@@ -78,11 +82,13 @@ class FakeServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
-                    server.requests.append(body)
-                    server.headers.append(dict(self.headers))
-                    server.paths.append(self.path)
-                    server.times.append(time.monotonic())
-                    n = len(server.requests)
+                    server.count += 1
+                    n = server.count
+                    if server.record:
+                        server.requests.append(body)
+                        server.headers.append(dict(self.headers))
+                        server.paths.append(self.path)
+                        server.times.append(time.monotonic())
                 if not server.accepts(self.path):
                     self._send(404, server.error_body(404, "not found"))
                     return

@@ -41,7 +41,11 @@ def test_slow_reply_once_then_fast_is_scored():
     assert res.status == "ok" and res.utility is True
 
 
-def test_dropped_connection_is_retried():
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_dropped_connection_is_retried(transport, monkeypatch):
+    # The aiohttp transport reports a closed connection as a connect timeout; it must still count
+    # as a connection failure, as with the SDK's default transport.
+    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", transport)
     with FakeOpenAIServer(serve_first([Fault(drop=True), Fault(drop=True)], OK)) as server:
         res = run_one("openai/m", server)
     assert res.status == "ok" and res.utility is True
@@ -117,3 +121,16 @@ def test_settings_pass_through_exactly():
         run_one("openai/m", server, settings=settings)
     first = server.requests[0]
     assert (first["temperature"], first["seed"], first["max_tokens"], first["reasoning_effort"]) == (0.0, 3, 77, "low")
+
+
+def test_transport_defaults_to_aiohttp_and_can_be_switched(monkeypatch):
+    from randori.agents.models.openai import OpenAIModel
+    from randori.errors import UserError
+
+    monkeypatch.delenv("RANDORI_OPENAI_TRANSPORT", raising=False)
+    assert "Aio" in type(OpenAIModel("m", ModelSettings(), base_url="http://x/v1")._http).__name__
+    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", "httpx")
+    assert "Aio" not in type(OpenAIModel("m", ModelSettings(), base_url="http://x/v1")._http).__name__
+    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", "curl")
+    with pytest.raises(UserError, match="RANDORI_OPENAI_TRANSPORT must be"):
+        OpenAIModel("m", ModelSettings(), base_url="http://x/v1")

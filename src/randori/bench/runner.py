@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -262,14 +263,28 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
 ProgressFn = Callable[[CaseResult], None]
 
 
-def freeze_heap() -> None:
-    """Move everything alive now (parsed suites, environment templates, tool schemas) out of the
-    cyclic GC's reach: otherwise every full collection rescans them, which costs a scripted case
-    about a quarter of its time."""
+@contextlib.contextmanager
+def quiet_gc(young: int = 20_000) -> Iterator[None]:
+    """Keep the cyclic garbage collector out of a run's way, then restore it.
+
+    Everything alive at the start (parsed suites, environment templates, tool schemas) is frozen,
+    so full collections stop rescanning it (a quarter of a scripted case's time otherwise). The
+    young-generation threshold rises from 700 to `young` container allocations: a case allocates
+    tens of thousands of short-lived objects that reference counting frees anyway, and at the
+    default the collector ran about 5,000 times per 1,900 cases, about a tenth of the client's CPU
+    and the main source of stalls that delay every call in flight. Cyclic garbage is still
+    collected, only in larger, rarer batches."""
     import gc
 
+    old = gc.get_threshold()
     gc.collect()
     gc.freeze()
+    gc.set_threshold(max(young, old[0]), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
 
 
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
@@ -281,7 +296,15 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
         queue.put_nowait(c)
     defenses = {spec: get_defense(spec) for spec in {c.defense for c in cases}}
     attacks = {spec: get_attack(spec) for spec in {c.attack for c in cases if c.kind == "attacked" and c.attack}}
-    freeze_heap()
+    with quiet_gc():
+        await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
+                         max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+
+
+async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
+                     store: Store, run_id: int, defenses: dict[str, Defense], attacks: dict[str, Attack], *,
+                     concurrency: int, max_steps: int, on_result: ProgressFn | None,
+                     attacker_base_url: str | None) -> None:
     attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
                  for spec, a in attacks.items() if a.kind == "adaptive"}
 
@@ -299,7 +322,7 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
             if on_result is not None:
                 on_result(res)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(cases))))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, queue.qsize())))]
     try:
         await asyncio.gather(*workers)
     finally:
