@@ -94,3 +94,34 @@ def test_unknown_model_stops_the_run_at_once(tmp_path):
     assert "not found (HTTP 404)" in r.stderr and "check the model name and --base-url" in r.stderr
     # One request per case in flight at most, not one per planned case: the run stopped.
     assert len(server.requests) <= 8
+
+
+def test_the_encoded_body_is_the_json_the_sdk_would_send():
+    from randori.agents.messages import Message, ToolCall, ToolResult
+    from randori.agents.models.openai import WireCache, to_openai_messages
+    from randori.suites.workspace import suite as workspace
+
+    call = ToolCall(id="c1", function="search_transactions", args={"query": "Café «Zoë» \u2028 😀"})
+    msgs = [Message.system("Be careful."), Message.user("Refund? \"quoted\" \\ back"),
+            Message.assistant("", [call]),
+            Message.tool(ToolResult(call_id="c1", function="search_transactions", content="- amount: 1.5\n  ok")),
+            Message.assistant("Done.")]
+    params = {"temperature": 0.0, "seed": 7, "max_tokens": 64}
+    wire = WireCache()
+    for tools in (banking.tools, workspace.tools, banking.tools[:3], []):
+        body = wire.body({"model": "m"}, msgs, tools, params)
+        expected = {"model": "m", "messages": to_openai_messages(msgs), **params}
+        if tools:
+            expected["tools"] = [t.schema() for t in tools]
+        assert json.loads(body) == expected
+        assert list(json.loads(body)) == list(expected)  # same key order
+    assert len(wire.tools) == 3  # one entry per distinct tool list, reused on every request
+    assert wire.body({"model": "m"}, msgs, banking.tools, {}) == wire.body({"model": "m"}, msgs, banking.tools, {})
+    assert json.loads(wire.body({"model": "m"}, msgs[:2], [], {})) == {"model": "m",
+                                                                       "messages": to_openai_messages(msgs[:2])}
+
+
+def test_the_body_arrives_as_json():
+    with FakeOpenAIServer(scripted_policy(REFUND_STEPS)) as server:
+        run_one(server)
+    assert all(h.get("Content-Type", h.get("content-type")) == "application/json" for h in server.headers)

@@ -48,6 +48,9 @@ Policy = Callable[[dict[str, Any]], Reply]
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops the SYNs of a 32-case run's first connections,
+    # which the client then retries a second later.
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that gave up (timeout tests) leaves a broken pipe behind; that is expected

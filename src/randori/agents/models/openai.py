@@ -19,21 +19,71 @@ FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_cal
 
 
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "tool":
-            call_id = m.tool_result.call_id if m.tool_result else ""
-            out.append({"role": "tool", "tool_call_id": call_id, "content": m.content})
-        elif m.role == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
-            if m.tool_calls:
-                msg["tool_calls"] = [{"id": c.id, "type": "function",
-                                      "function": {"name": c.function, "arguments": json.dumps(c.args)}}
-                                     for c in m.tool_calls]
-            out.append(msg)
-        else:
-            out.append({"role": m.role, "content": m.content})
-    return out
+    return [to_openai_message(m) for m in messages]
+
+
+def to_openai_message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        call_id = m.tool_result.call_id if m.tool_result else ""
+        return {"role": "tool", "tool_call_id": call_id, "content": m.content}
+    if m.role == "assistant":
+        msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+        if m.tool_calls:
+            msg["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.function, "arguments": json.dumps(c.args)}}
+                                 for c in m.tool_calls]
+        return msg
+    return {"role": m.role, "content": m.content}
+
+
+# How the SDK itself encodes a JSON body.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+class WireCache:
+    """The encoded JSON of what every request of a run repeats. A conversation is resent whole on
+    each turn, with the suite's every tool schema (10-16 KB), so encoding the body was the largest
+    single CPU cost of a client call; here each tool list and each message is encoded once.
+
+    Messages are keyed by their full text; a tool list by the ids of tools its entry keeps alive."""
+
+    LIMIT = 20_000  # entries per table before it starts over: a few MB at most
+
+    def __init__(self) -> None:
+        self.tools: dict[tuple[int, ...], tuple[list[Tool], bytes]] = {}
+        self.messages: dict[tuple[str, str, str], bytes] = {}
+
+    def body(self, head: dict[str, Any], messages: list[Message], tools: list[Tool],
+             tail: dict[str, Any]) -> bytes:
+        """The same JSON object as {**head, "messages": ..., **tail, "tools": ...} (tools only when
+        given), in that key order."""
+        parts = [_encode(head)[:-1].encode(), b',"messages":[', b",".join(map(self.message, messages)), b"]"]
+        if tail:
+            parts += [b",", _encode(tail)[1:-1].encode()]
+        if tools:
+            parts += [b',"tools":', self.tool_list(tools)]
+        parts.append(b"}")
+        return b"".join(parts)
+
+    def message(self, m: Message) -> bytes:
+        if m.role == "assistant":  # short, and holds arguments that are not part of a cheap key
+            return _encode(to_openai_message(m)).encode()
+        key = (m.role, m.content, m.tool_result.call_id if m.tool_result else "")
+        hit = self.messages.get(key)
+        if hit is None:
+            if len(self.messages) >= self.LIMIT:
+                self.messages.clear()
+            hit = self.messages[key] = _encode(to_openai_message(m)).encode()
+        return hit
+
+    def tool_list(self, tools: list[Tool]) -> bytes:
+        key = tuple(map(id, tools))  # the entry keeps the tools alive, so no other object takes an id
+        hit = self.tools.get(key)
+        if hit is None:
+            if len(self.tools) >= self.LIMIT:
+                self.tools.clear()
+            hit = self.tools[key] = (list(tools), _encode([t.schema() for t in tools]).encode())
+        return hit[1]
 
 
 def parse_tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
@@ -148,21 +198,20 @@ class OpenAIModel(ProviderModel):
         # OpenAI itself wants max_completion_tokens (reasoning models refuse max_tokens); compatible
         # servers understand max_tokens.
         self.max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
+        self.wire = WireCache()
 
     async def generate(self, messages: list[Message], tools: list[Tool],
                        settings: ModelSettings | None = None) -> Completion:
         from openai.types.chat import ChatCompletion
 
         s = settings or self.settings
-        kwargs: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages),
-                                  **request_params(s, max_tokens_field=self.max_tokens_field)}
-        if tools:
-            kwargs["tools"] = [t.schema() for t in tools]
+        body = self.wire.body({"model": self.model}, messages, tools,
+                              request_params(s, max_tokens_field=self.max_tokens_field))
         try:
             # The SDK's documented custom-request path: same client, auth, errors and typed reply, but
             # it skips `create`'s recursive re-validation of every message and tool schema, which was
-            # the largest CPU cost of a run (the body is already plain JSON).
-            resp = await self.client.post("/chat/completions", cast_to=ChatCompletion, body=kwargs)
+            # the largest CPU cost of a run. The body goes as JSON already encoded (see WireCache).
+            resp = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body)
         except Exception as e:
             raise map_openai_error(self.name, e) from e
         if not resp.choices or resp.choices[0].message is None:
