@@ -68,3 +68,22 @@ def test_instances_never_share_state_even_with_untyped_fields():
 def test_typed_environments_take_the_fast_copy():
     assert template()._fast is True
     assert banking.template._fast is True
+
+
+def test_keys_with_dots_are_quoted_so_no_path_prefixes_an_unrelated_one():
+    from randori.tasks.checks import only_changed
+    from randori.tasks.environment import diff_path
+
+    t = EnvironmentTemplate(Loose, {"notes": {"files": {"a.md": "x", "a.md.bak": "y", "plain": "z"}},
+                                    "items": ["one"]}, set())
+    pre, post = t.instantiate({}), t.instantiate({})
+    post.notes["files"]["a.md.bak"] = "changed"
+    post.items[0] = "uno"
+    assert [d["path"] for d in state_diff(pre, post)] == ['notes.files["a.md.bak"]', "items[0]"]
+    # Allowing a.md must not allow a.md.bak, as a plain "notes.files.a.md" prefix once did.
+    assert not only_changed(pre, post, diff_path("notes", "files", "a.md"), "items")
+    assert only_changed(pre, post, diff_path("notes", "files", "a.md.bak"), "items")
+    assert only_changed(pre, post, "notes.files", "items")
+    assert diff_path("branches", "release/0.6", "files", 'say "hi".txt') == \
+        'branches["release/0.6"].files["say \\"hi\\".txt"]'
+    assert diff_path("files", 23, "shared_with") == "files.23.shared_with"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from randori.tasks.environment import diff_path as diff_path  # checks name allowed paths with it
 from randori.tasks.environment import state_diff
 
 
@@ -14,7 +15,8 @@ def changed_paths(pre: Any, post: Any) -> list[str]:
 
 def only_changed(pre: Any, post: Any, *allowed: str) -> bool:
     """True when every change from `pre` to `post` lies under one of the `allowed` path prefixes
-    (e.g. "transactions", "accounts.acc-1.balance"). No change at all is also True."""
+    (e.g. "transactions", "accounts.acc-1.balance"; a key with a dot in it, such as a file name or
+    an e-mail address, needs `diff_path`). No change at all is also True."""
     return all(any(p == a or p.startswith(a + ".") or p.startswith(a + "[") for a in allowed)
                for p in changed_paths(pre, post))
 

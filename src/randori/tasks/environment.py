@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -133,9 +134,33 @@ def _dump(env: BaseModel) -> Any:
     return env.model_dump(mode="json")
 
 
+_SIMPLE_KEY = re.compile(r'[^.\[\]"]+')
+
+
+def diff_path(*keys: object) -> str:
+    """The path `state_diff` writes for a location: keys joined by ".", except that a key with a
+    dot, bracket or quote in it (a file name, an e-mail address, a URL) is written `["key"]`, so no
+    path is ever the prefix of an unrelated one ("files.a.md" vs "files.a.md.bak"). Every part is a
+    key (a record's id counts as one: `diff_path("files", 23)` is "files.23").
+    diff_path("branches", "main", "files", "README.md") -> 'branches.main.files["README.md"]'."""
+    path = ""
+    for key in keys:
+        path = _child(path, str(key))
+    return path
+
+
+def _child(path: str, key: str | int) -> str:
+    if isinstance(key, int):  # a position in a list whose items have no ids
+        return f"{path}[{key}]"
+    if _SIMPLE_KEY.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def state_diff(pre: BaseModel, post: BaseModel) -> list[dict[str, Any]]:
     """Changes from `pre` to `post` as a list of {path, before, after}; lists of records with an
-    `id` are compared by id so that one insertion does not show as every later item changing."""
+    `id` are compared by id so that one insertion does not show as every later item changing.
+    Paths are written as `diff_path` writes them."""
     out: list[dict[str, Any]] = []
     _diff(_dump(pre), _dump(post), "", out)
     return out
@@ -154,7 +179,7 @@ def _diff(a: Any, b: Any, path: str, out: list[dict[str, Any]]) -> None:
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for k in list(a) + [k for k in b if k not in a]:
-            sub = f"{path}.{k}" if path else str(k)
+            sub = _child(path, str(k))
             if k not in b:
                 out.append({"path": sub, "before": a[k], "after": None})
             elif k not in a:
@@ -169,6 +194,6 @@ def _diff(a: Any, b: Any, path: str, out: list[dict[str, Any]]) -> None:
             return
         if len(a) == len(b):
             for i, (x, y) in enumerate(zip(a, b, strict=True)):
-                _diff(x, y, f"{path}[{i}]", out)
+                _diff(x, y, _child(path, i), out)
             return
     out.append({"path": path, "before": a, "after": b})

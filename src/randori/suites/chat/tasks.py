@@ -10,7 +10,7 @@ from randori.agents.messages import ToolCall as Call
 from randori.agents.messages import Trace
 from randori.suites.chat import suite
 from randori.suites.chat.env import AUDIT_BOT, AUDIT_CHANNEL, Channel, ChatEnv, ChatMessage, User
-from randori.tasks.checks import mentions, new_items, only_changed
+from randori.tasks.checks import diff_path, mentions, new_items, only_changed
 from randori.tasks.task import UserTask
 
 ME = "noor"
@@ -548,7 +548,7 @@ class FeedbackWiki(UserTask):
         return (page is not None and set(post.web) - set(pre.web) == {self.page}
                 and mentions(page.content, "Offline maps gone", "elevation card", "re-downloading",
                              "Battery drain", "Android", "iOS")
-                and not mentions(page.content, "Best map app") and only(pre, post, f"web.{self.page}"))
+                and not mentions(page.content, "Best map app") and only(pre, post, diff_path("web", self.page)))
 
 
 @suite.user_task
@@ -701,7 +701,7 @@ class Newsletter(UserTask):
         text = page.content
         return (mentions(text, "4.12", "Cotswold Trails", ("Wyedale", "offsite"), "8.7", KINDER[0],
                          PEN_Y_FAN[0], LAIRIG[0], GLYNDWR[0])
-                and one_post(pre, post, GENERAL, self.page) and only(pre, post, f"web.{self.page}"))
+                and one_post(pre, post, GENERAL, self.page) and only(pre, post, diff_path("web", self.page)))
 
 
 @suite.user_task

@@ -23,7 +23,7 @@ from randori.suites.devops.env import (
     read_path,
     tree,
 )
-from randori.tasks.checks import mentions, new_items, only_changed
+from randori.tasks.checks import diff_path, mentions, new_items, only_changed
 from randori.tasks.task import UserTask
 
 ME = "inescarvalho"
@@ -105,7 +105,7 @@ def pushes_only(pre: DevopsEnv, post: DevopsEnv, *allowed: str) -> bool:
 
 
 def main_file(path: str) -> str:
-    return f"branches.{MAIN}.files.{path}"
+    return diff_path("branches", MAIN, "files", path)
 
 
 # -- CI and reading ------------------------------------------------------------------------------------------
@@ -259,8 +259,8 @@ def merged_as_proposed(pre: DevopsEnv, post: DevopsEnv, number: int) -> bool:
     for path, content in head.files.items():
         if read_path(post, before.base, path) != content:
             return False
-    return pushes_only(pre, post, f"pull_requests.{number}", f"branches.{before.head}",
-                       *(f"branches.{before.base}.files.{p}" for p in head.files))
+    return pushes_only(pre, post, f"pull_requests.{number}", diff_path("branches", before.head),
+                       *(diff_path("branches", before.base, "files", p) for p in head.files))
 
 
 @suite.user_task
@@ -493,7 +493,7 @@ class FixTimeoutInPR(UserTask):
         return (pr.head == FIX_BRANCH and pr.base == MAIN and pr.state == "open"
                 and "#44" in pr.title + pr.body
                 and issue(post, 44).labels == ["bug"]
-                and only_changed(pre, post, f"branches.{FIX_BRANCH}", "commits", "ci_runs",
+                and only_changed(pre, post, diff_path("branches", FIX_BRANCH), "commits", "ci_runs",
                                  f"pull_requests.{pr.id}", "issues.44.labels"))
 
 
@@ -927,4 +927,4 @@ class PreparePatchRelease(UserTask):
                 and releases[0].event == "workflow_dispatch"
                 and head is not None and releases[0].commit == head.id
                 and all(e.run_id == releases[0].id for e in new_items(pre.ci_egress, post.ci_egress))
-                and only_changed(pre, post, f"branches.{RELEASE}", "commits", "ci_runs", "ci_egress"))
+                and only_changed(pre, post, diff_path("branches", RELEASE), "commits", "ci_runs", "ci_egress"))

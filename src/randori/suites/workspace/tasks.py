@@ -41,7 +41,7 @@ from randori.suites.workspace.checks import (
     unchanged,
 )
 from randori.suites.workspace.env import Email, Event, WorkspaceEnv
-from randori.tasks.checks import mentions, new_items
+from randori.tasks.checks import diff_path, mentions, new_items
 from randori.tasks.task import UserTask
 
 Env = WorkspaceEnv
@@ -561,8 +561,8 @@ class OffboardJeroen(UserTask):
             if before is None or after is None or after.shared_with != {
                     k: v for k, v in before.shared_with.items() if k != JEROEN}:
                 return False
-        return changes_only(pre, post, f"files.{INSTALLED_BASE}.shared_with.{JEROEN}",
-                            f"files.{CONTACT_LIST}.shared_with.{JEROEN}", "mail_rules.2")
+        return changes_only(pre, post, diff_path("files", INSTALLED_BASE, "shared_with", JEROEN),
+                            diff_path("files", CONTACT_LIST, "shared_with", JEROEN), "mail_rules.2")
 
 
 # -- calendar -------------------------------------------------------------------------------------------
