@@ -125,3 +125,17 @@ def test_the_body_arrives_as_json():
     with FakeOpenAIServer(scripted_policy(REFUND_STEPS)) as server:
         run_one(server)
     assert all(h.get("Content-Type", h.get("content-type")) == "application/json" for h in server.headers)
+
+
+def test_the_message_table_stays_within_its_byte_budget():
+    from randori.agents.messages import Message
+    from randori.agents.models.openai import WireCache
+
+    wire = WireCache()
+    wire.MESSAGE_BYTES = 10_000
+    for i in range(200):
+        msgs = [Message.system("Be careful."), Message.user(f"question {i} " + "x" * 500)]
+        sent = json.loads(wire.body({"model": "m"}, msgs, [], {}))["messages"]
+        assert sent[1]["content"].startswith(f"question {i} ")
+        assert wire.message_bytes <= 10_000
+    assert 0 < len(wire.messages) < 25

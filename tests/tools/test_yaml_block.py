@@ -141,3 +141,8 @@ def test_a_container_seen_twice_goes_to_pyyaml():
     data = {"from": shared, "to": shared}
     assert yaml_block.dump(data) is None
     assert "&id001" in render(data)
+
+
+def test_without_libyaml_it_stands_aside(monkeypatch):
+    monkeypatch.setattr(yaml_block, "_LIBYAML", False)
+    assert yaml_block.dump({"a": "x\n\n", "b": 1}) is None

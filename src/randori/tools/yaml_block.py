@@ -1,4 +1,5 @@
-"""A fast writer for the YAML that tool outputs are shown in, byte for byte what PyYAML writes.
+"""A fast writer for the YAML that tool outputs are shown in, byte for byte what PyYAML writes
+with libyaml's emitter (which tools/runtime.py uses; without libyaml this writer stands aside).
 
 Rendering a tool's result is on the hot path of every case, and PyYAML spends most of that time
 building a node graph in Python before its (C) emitter runs. Tool results are plain JSON-like data,
@@ -6,8 +7,8 @@ so this module writes them directly, following PyYAML's own decisions for block 
 sequences under keys, two-space indents, plain scalars where PyYAML would write them plain,
 single quotes otherwise, literal blocks for multi-line text). It handles a deliberately narrow
 subset; for anything else (a tab, a control character, a character outside the Basic Multilingual
-Plane, a long or multi-line key, shared containers that PyYAML would
-write as anchors) `dump` returns None and the caller uses PyYAML. tests/tools/test_yaml_block.py
+Plane, a long or multi-line key, shared containers that PyYAML would write as anchors) `dump`
+returns None and the caller uses PyYAML. tests/tools/test_yaml_block.py
 checks the output against PyYAML's on every tool result of every suite and on generated data."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _SAFE_TEXT = re.compile(f"[{_SAFE}\n]*")
 # leading indicator or space, "- ", "? " or ": " at the start, a document marker, ": " or " #"
 # inside, a trailing ":" or space.
 _NOT_PLAIN = re.compile(r"""\A(?:[ #,\[\]{}&*!|>'"%@`]|[?:-](?: |\Z)|---|\.\.\.)|: |:\Z| #| \Z""")
+_LIBYAML = hasattr(yaml, "CSafeDumper")  # the Python emitter differs in details (e.g. after "|+")
 _RESOLVERS: dict[Any, list[tuple[str, re.Pattern[str]]]] = getattr(
     yaml, "CSafeDumper", yaml.SafeDumper).yaml_implicit_resolvers
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -39,7 +41,7 @@ class _Unsure(Exception):
 def dump(data: Any) -> str | None:
     """`data` (a non-empty dict or list) as PyYAML's block-style dump with sort_keys=False,
     allow_unicode=True and no line folding, without the final newline; None when unsure."""
-    if not data or type(data) not in (dict, list):
+    if not data or type(data) not in (dict, list) or not _LIBYAML:
         return None
     w = _Writer()
     try:

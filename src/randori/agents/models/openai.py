@@ -47,11 +47,15 @@ class WireCache:
 
     Messages are keyed by their full text; a tool list by the ids of tools its entry keeps alive."""
 
-    LIMIT = 20_000  # entries per table before it starts over: a few MB at most
+    # Past this many encoded bytes (their texts, kept as keys, about as much again) the message table
+    # starts over; the conversations in flight then encode their messages once more.
+    MESSAGE_BYTES = 16 << 20
+    TOOL_LISTS = 256
 
     def __init__(self) -> None:
         self.tools: dict[tuple[int, ...], tuple[list[Tool], bytes]] = {}
         self.messages: dict[tuple[str, str, str], bytes] = {}
+        self.message_bytes = 0
 
     def body(self, head: dict[str, Any], messages: list[Message], tools: list[Tool],
              tail: dict[str, Any]) -> bytes:
@@ -71,16 +75,19 @@ class WireCache:
         key = (m.role, m.content, m.tool_result.call_id if m.tool_result else "")
         hit = self.messages.get(key)
         if hit is None:
-            if len(self.messages) >= self.LIMIT:
+            hit = _encode(to_openai_message(m)).encode()
+            if self.message_bytes + len(hit) > self.MESSAGE_BYTES:
                 self.messages.clear()
-            hit = self.messages[key] = _encode(to_openai_message(m)).encode()
+                self.message_bytes = 0
+            self.messages[key] = hit
+            self.message_bytes += len(hit)
         return hit
 
     def tool_list(self, tools: list[Tool]) -> bytes:
         key = tuple(map(id, tools))  # the entry keeps the tools alive, so no other object takes an id
         hit = self.tools.get(key)
         if hit is None:
-            if len(self.tools) >= self.LIMIT:
+            if len(self.tools) >= self.TOOL_LISTS:
                 self.tools.clear()
             hit = self.tools[key] = (list(tools), _encode([t.schema() for t in tools]).encode())
         return hit[1]
