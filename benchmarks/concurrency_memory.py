@@ -5,7 +5,8 @@ conversation it replays the ground truth of the task whose prompt it sees, one c
 answers. `randori run --concurrency 32` runs every case of the chosen suites with one attack.
 
 Prints the wall time, the lower bound max(longest case's calls x latency, all calls x latency /
-concurrency), their ratio (target <= 1.3), the peak resident memory of the randori process (target
+concurrency), their ratio (target <= 1.3), the CPU time of randori and of the fake server (which
+records nothing, so its own heap does not grow), the peak resident memory of the randori process (target
 < 400 MB), and the store's size per case."""
 
 from __future__ import annotations

@@ -165,8 +165,9 @@ TRANSPORT_ENV = "RANDORI_OPENAI_TRANSPORT"
 
 def _http_client(openai: Any) -> Any:
     """The SDK's aiohttp transport (its documented choice for high concurrency; measured here, the
-    client's CPU per model call fell from 6.1 to 5.4 ms), unless RANDORI_OPENAI_TRANSPORT=httpx asks for the
-    default or the aiohttp extra is missing. Either way with the SDK's own timeouts and limits."""
+    client's CPU per model call fell from 6.1 to 5.4 ms), unless RANDORI_OPENAI_TRANSPORT=httpx asks
+    for the default or the aiohttp extra is missing. Either way with the SDK's own timeouts and
+    limits."""
     choice = os.environ.get(TRANSPORT_ENV, "aiohttp").strip().lower()
     if choice not in ("aiohttp", "httpx"):
         raise UserError(f"{TRANSPORT_ENV} must be 'aiohttp' or 'httpx', not {choice!r}")
