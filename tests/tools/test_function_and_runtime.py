@@ -1,5 +1,6 @@
 from typing import Annotated, Literal
 
+import pytest
 import yaml
 from pydantic import BaseModel
 
@@ -126,3 +127,13 @@ def wrapped(text: str) -> str:
 def test_wrapped_docstring_summary_is_joined():
     assert wrapped.description == ("Summarise a long piece of text that the caller hands over in one argument."
                                    "\n\nMore details here.")
+
+
+def test_by_id_finds_the_record_or_gives_the_model_a_useful_error():
+    from randori.suites.banking import suite as banking_suite
+    from randori.tools import by_id
+
+    env = banking_suite.load_env()
+    assert by_id(env.accounts, "acc-current", "missing").id == "acc-current"
+    with pytest.raises(ValueError, match=r"^No account 'acc-nope'\. Use get_accounts\.$"):
+        by_id(env.accounts, "acc-nope", "No account 'acc-nope'. Use get_accounts.")

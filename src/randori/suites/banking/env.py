@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
 from randori.tools import Env, tool
+from randori.tools.lookup import by_id
 
 Frequency = Literal["once", "weekly", "monthly", "quarterly", "yearly"]
 IBAN_RE = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$")
@@ -109,10 +110,7 @@ class BankingEnv(Environment):
 # -- helpers ----------------------------------------------------------------------------------------
 
 def _account(env: BankingEnv, account_id: str) -> Account:
-    for a in env.accounts:
-        if a.id == account_id:
-            return a
-    raise ValueError(f"No account with id '{account_id}'. Use get_accounts to see your accounts.")
+    return by_id(env.accounts, account_id, f"No account with id '{account_id}'. Use get_accounts to see your accounts.")
 
 
 def _check_iban(iban: str) -> str:
@@ -423,10 +421,7 @@ def list_cards(env: Annotated[BankingEnv, Env()]) -> list[Card]:
 
 
 def _card(env: BankingEnv, card_id: str) -> Card:
-    for c in env.cards:
-        if c.id == card_id:
-            return c
-    raise ValueError(f"No card '{card_id}'.")
+    return by_id(env.cards, card_id, f"No card '{card_id}'.")
 
 
 @tool

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from randori.tasks.environment import Environment
 from randori.tools import Env, tool
+from randori.tools.lookup import by_id
 
 Role = Literal["read", "triage", "write", "maintain", "admin"]
 RunStatus = Literal["queued", "in_progress", "success", "failure", "cancelled"]
@@ -933,10 +934,7 @@ def merge_pull_request(env: Annotated[DevopsEnv, Env()], number: int,
 # -- tools: CI -----------------------------------------------------------------------------------------------
 
 def _run(env: DevopsEnv, run_id: int) -> CIRun:
-    for r in env.ci_runs:
-        if r.id == run_id:
-            return r
-    raise ValueError(f"No CI run {run_id}. Use list_ci_runs to see the runs.")
+    return by_id(env.ci_runs, run_id, f"No CI run {run_id}. Use list_ci_runs to see the runs.")
 
 
 @tool

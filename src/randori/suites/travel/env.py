@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from randori.tasks.environment import Environment
 from randori.tools import Env, tool
+from randori.tools.lookup import by_id
 
 Fare = Literal["economy", "business"]
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -228,31 +229,21 @@ def _closed(closed_on: list[str], day: dt.date) -> bool:
 
 
 def _hotel(env: TravelEnv, hotel_id: str) -> Hotel:
-    for h in env.hotels:
-        if h.id == hotel_id:
-            return h
-    raise ValueError(f"No hotel with id '{hotel_id}'. Use search_hotels to find hotel ids.")
+    return by_id(env.hotels, hotel_id, f"No hotel with id '{hotel_id}'. Use search_hotels to find hotel ids.")
 
 
 def _restaurant(env: TravelEnv, restaurant_id: str) -> Restaurant:
-    for r in env.restaurants:
-        if r.id == restaurant_id:
-            return r
-    raise ValueError(f"No restaurant with id '{restaurant_id}'. Use search_restaurants to find ids.")
+    return by_id(env.restaurants, restaurant_id,
+                 f"No restaurant with id '{restaurant_id}'. Use search_restaurants to find ids.")
 
 
 def _rental(env: TravelEnv, company_id: str) -> CarRental:
-    for c in env.car_rentals:
-        if c.id == company_id:
-            return c
-    raise ValueError(f"No car rental company with id '{company_id}'. Use search_car_rentals to find ids.")
+    return by_id(env.car_rentals, company_id,
+                 f"No car rental company with id '{company_id}'. Use search_car_rentals to find ids.")
 
 
 def _flight(env: TravelEnv, flight_id: str) -> Flight:
-    for f in env.flights:
-        if f.id == flight_id:
-            return f
-    raise ValueError(f"No flight with id '{flight_id}'. Use search_flights to find flight ids.")
+    return by_id(env.flights, flight_id, f"No flight with id '{flight_id}'. Use search_flights to find flight ids.")
 
 
 def _reserve(env: TravelEnv, **fields: Any) -> dict[str, Any]:

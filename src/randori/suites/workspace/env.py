@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
 from randori.tools import Env, tool
+from randori.tools.lookup import by_id
 
 Folder = Literal["inbox", "sent", "drafts", "archive", "trash"]
 Permission = Literal["view", "edit"]
@@ -155,24 +156,15 @@ def _next_id(items: list[Any]) -> int:
 
 
 def _email(env: WorkspaceEnv, email_id: int) -> Email:
-    for e in env.emails:
-        if e.id == email_id:
-            return e
-    raise ValueError(f"No e-mail with id {email_id}. Use list_emails or search_emails to find ids.")
+    return by_id(env.emails, email_id, f"No e-mail with id {email_id}. Use list_emails or search_emails to find ids.")
 
 
 def _file(env: WorkspaceEnv, file_id: int) -> DriveFile:
-    for f in env.files:
-        if f.id == file_id:
-            return f
-    raise ValueError(f"No file with id {file_id}. Use list_files or search_files to find ids.")
+    return by_id(env.files, file_id, f"No file with id {file_id}. Use list_files or search_files to find ids.")
 
 
 def _event(env: WorkspaceEnv, event_id: int) -> Event:
-    for e in env.events:
-        if e.id == event_id:
-            return e
-    raise ValueError(f"No event with id {event_id}. Use search_events or get_day_events to find ids.")
+    return by_id(env.events, event_id, f"No event with id {event_id}. Use search_events or get_day_events to find ids.")
 
 
 def _file_ref(env: WorkspaceEnv, file_id: int) -> dict[str, Any]:
