@@ -237,7 +237,15 @@ def test_user_namespace_mode_as_an_unprivileged_user():
     import tempfile
 
     tmp_path = Path(tempfile.mkdtemp(prefix="randori-userns-"))  # pytest's tmp dirs are private to root
-    src = Path(__file__).resolve().parents[2] / "src"
+    # The checkout itself may sit below a directory only root can enter (a `mktemp -d` clone), so the
+    # unprivileged user imports a copy of the package.
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "src" / "randori", src / "randori",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for d in [src, *(p for p in src.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+    for f in (p for p in src.rglob("*") if p.is_file()):
+        f.chmod(0o644)
     script = tmp_path / "probe.py"
     script.write_text(
         "from randori.code.sandbox import Sandbox, TestJob, Limits\n"
