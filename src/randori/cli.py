@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from randori.errors import FatalModelError, UserError
+from randori.errors import FatalModelError, UserError, clip, scrub_secrets
 
 app = typer.Typer(
     help="randori: measure how safely LLM agents behave when the data they touch is hostile.",
@@ -19,17 +22,74 @@ suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args
 app.add_typer(suites_app, name="suites")
 
 DEFAULT_MODEL = "scripted/gullible"
-DEFAULT_RESULTS = Path("results")
+DEFAULT_RESULTS = "results"
+RESULTS_HELP = "Results directory (holds randori.sqlite)."
+# Bounds that catch a typo before it costs hours or memory; each error message states its bound.
+MAX_REPEATS = 1000
+MAX_RETRIES = 100
+MAX_BUDGET = 1000
+MAX_TIMEOUT = 86400.0
+MAX_TEMPERATURE = 2.0
 
 
 def _echo_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
-def _load_suites(names: list[str]) -> list[Any]:
-    from randori.suites import get_suite, suite_names
+def warn(message: str) -> None:
+    typer.echo(f"randori: warning: {_one_line(scrub_secrets(message))}", err=True)
 
-    return [get_suite(n) for n in (names or suite_names())]
+
+def _load_suites(names: list[str], prepare: bool = True) -> list[Any]:
+    """The suites named, or every installed one. An unloadable suite that was asked for by name is an
+    error; one that merely is installed (a broken plugin) is a warning, and the others go on."""
+    from randori.registry import each_loadable
+    from randori.suites import ready_suite, suite_names
+
+    load: Callable[[str], Any] = ready_suite if prepare else _with_vectors
+    if names:
+        return [load(n) for n in names]
+    suites = list(each_loadable(suite_names(), load, warn))
+    if not suites:
+        raise UserError("no suite can be loaded (see the warnings above)")
+    return suites
+
+
+def _with_vectors(name: str) -> Any:
+    from randori.suites import get_suite
+
+    suite = get_suite(name)
+    suite.vectors  # noqa: B018  (reads vectors.yaml: a malformed one is reported now, as this suite's problem)
+    return suite
+
+
+def _results_dir(text: str) -> Path:
+    if not text.strip():
+        raise UserError("--results must name a directory (an empty name would write into the current one)")
+    return Path(text)
+
+
+def _choice(value: str, allowed: tuple[str, ...], option: str = "--format") -> str:
+    if value not in allowed:
+        raise UserError(f"unknown {option.lstrip('-')} '{value}' for {option} (use {', '.join(allowed)})")
+    return value
+
+
+def _number_in(option: str, low: float, high: float, unit: str = "") -> Callable[[Any], Any]:
+    """An option callback refusing nan, inf and values outside [low, high], naming the range."""
+    def check(value: Any) -> Any:
+        if value is not None and (not math.isfinite(value) or not low <= value <= high):
+            raise typer.BadParameter(f"must be a number{unit} from {low:g} to {high:g}, not {value}",
+                                     param_hint=option)
+        return value
+    return check
+
+
+def _check_base_url(option: str, url: str | None) -> None:
+    if url is not None:
+        from randori.agents.models.base import check_base_url
+
+        check_base_url(url, option)
 
 
 @app.command()
@@ -48,7 +108,7 @@ def run(
     attacker_model: str | None = typer.Option(
         None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
         "scripted agents, else the agent's own model."),
-    attacker_budget: int = typer.Option(10, min=1, help="Tries per case for --attack adaptive."),
+    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive."),
     attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
                                              help="The adaptive attacker also sees each try's tool calls and outputs."),
     attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
@@ -58,28 +118,31 @@ def run(
                                              help="Only these injection tasks (repeatable)."),
     benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack."),
     no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all."),
-    repeats: int = typer.Option(1, min=1, help="Run every case this many times."),
+    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times."),
     concurrency: int = typer.Option(8, min=1, help="Cases in flight at once."),
     temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
                                     "(for models that reject the parameter)."),
     seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
-    max_tokens: int | None = typer.Option(None, help="Max output tokens per model call."),
+    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call."),
     reasoning_effort: str | None = typer.Option(
         None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it."),
     max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped."),
-    timeout: float = typer.Option(120.0, min=0.001, help="Seconds one model request may take."),
+    timeout: float = typer.Option(120.0, help="Seconds one model request may take.",
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
     max_retries: int = typer.Option(
-        4, min=0, help="Retries of a request after a rate limit, server error, timeout or dropped connection "
-        "(exponential backoff with jitter; Retry-After is obeyed)."),
+        4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
+        "dropped connection (exponential backoff with jitter; Retry-After is obeyed)."),
     provider_concurrency: int | None = typer.Option(
         None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
         "(see `randori models`)."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
-    results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
-    each attack. Finished cases in the results store are skipped, so re-running resumes."""
+    each attack. Finished cases in the results store are skipped, so re-running resumes.
+
+    Two runs on one results directory share the work: a case another live run has claimed is left to it."""
     from rich.console import Console
 
     from randori.agents.models import ModelSettings, get_model
@@ -87,6 +150,9 @@ def run(
     from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
+    results_dir = _results_dir(results)
+    _check_base_url("--base-url", base_url)
+    _check_base_url("--attacker-base-url", attacker_base_url)
     console = Console(stderr=True)
     model_name = model or os.environ.get("RANDORI_MODEL")
     if not model_name:
@@ -107,19 +173,19 @@ def run(
                     # The default attacker is the agent's own model, so it is served where the agent is.
                     attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
     cases = plan(sel)
-    with Store(results) as store:
+    with Store(results_dir) as store:
         done = store.done_keys()
         todo = [c for c in cases if c.key not in done]
         console.print(f"{len(cases)} cases planned, {len(cases) - len(todo)} already in {store.path}, "
-                      f"{len(todo)} to run.")
+                      f"{len(todo)} to run.", highlight=False, soft_wrap=True)
         config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": model_name,
                   "settings": settings.key_fields(), "attacks": list(sel.attacks),
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv()}
         run_id = store.start_run(config)
         status = "interrupted"
         try:
-            _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                               concurrency, max_steps, sel.attacker_base_url)
+            tally = _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
+                                       concurrency, max_steps, sel.attacker_base_url)
             status = "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
@@ -132,6 +198,14 @@ def run(
         keys = {c.key for c in cases}
         rows = [r for r in store.iter_cases() if r["key"] in keys]
     print_summary(rows)
+    if tally["elsewhere"]:
+        console.print(f"{tally['elsewhere']} case(s) were being run by another randori run on {results_dir}; "
+                      "they are not in this summary.", highlight=False, soft_wrap=True)
+    if tally["ran"] and tally["errors"] == tally["ran"]:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
+        typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
+                   f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
+        raise typer.Exit(1)
 
 
 def _use_prices(path: Path | None) -> None:
@@ -151,14 +225,15 @@ def _temperature(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise UserError(f"--temperature must be a number or 'none', not '{text}'") from None
-    if value < 0:
-        raise UserError("--temperature must not be negative")
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= MAX_TEMPERATURE):
+        raise UserError(f"--temperature must be a number from 0 to {MAX_TEMPERATURE:g}, or 'none', not '{text}'")
     return value
 
 
 def _safe_argv() -> list[str]:
-    # Keys may be passed on the command line by mistake; never store anything after --api-key.
+    # Keys may be passed on the command line by mistake; never store anything after --api-key, nor
+    # the password of a URL (http://user:password@host), nor any secret the environment holds.
     out, skip = [], False
     for a in sys.argv[1:]:
         if skip:
@@ -168,12 +243,17 @@ def _safe_argv() -> list[str]:
             out.append("--api-key" if "=" not in a else "--api-key=***")
             skip = "=" not in a
         else:
-            out.append(a)
+            out.append(scrub_secrets(_URL_PASSWORD.sub(r"\1***@", a)))
     return out
 
 
+_URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
+
+
 def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> None:
+                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> dict[str, Any]:
+    """Run `todo` with a progress bar; returns what this process did: cases run, errors (by
+    category, and the first message) and cases left to another run that had claimed them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from randori.bench.runner import run_cases
@@ -183,8 +263,18 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
                   transient=False, disable=not todo) as progress:
         bar = progress.add_task("cases", total=len(todo), status="")
         counts = {"errors": 0, "attacks": 0}
+        tally: dict[str, Any] = {"ran": 0, "errors": 0, "elsewhere": 0, "categories": {}, "first_error": ""}
 
         def on_result(res: Any) -> None:
+            if res is None:  # claimed or finished by another run on the same store
+                tally["elsewhere"] += 1
+                progress.update(bar, advance=1)
+                return
+            tally["ran"] += 1
+            if res.status != "ok":
+                tally["errors"] += 1
+                tally["categories"][res.error_category] = tally["categories"].get(res.error_category, 0) + 1
+                tally["first_error"] = tally["first_error"] or res.error_message or ""
             counts["errors"] += res.status != "ok"
             counts["attacks"] += bool(res.attack_succeeded)
             progress.update(bar, advance=1,
@@ -200,11 +290,12 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
         import asyncio  # lazy: keeps `randori --help` fast
 
         asyncio.run(go())
+    return tally
 
 
 @app.command()
 def report(
-    results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     fmt: str = typer.Option("table", "--format", "-f",
                             help="table, json (every table) or csv (one table, see --table)."),
     table: str = typer.Option("headline", "--table", "-t",
@@ -217,24 +308,25 @@ def report(
                                        help="TOML price table overriding the built-in one (see docs)."),
 ) -> None:
     """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows.
-    `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas."""
+    `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas.
+
+    The store is opened read-only: a report never changes it."""
     from randori.bench.report import EXPORT_TABLES, JSON_KEYS, current_rows, export_tables, print_summary
     from randori.bench.store import open_existing
 
-    if fmt not in ("table", "json", "csv"):
-        raise UserError(f"unknown format '{fmt}' (use table, json or csv)")
+    results_dir = _results_dir(results)
+    _choice(fmt, ("table", "json", "csv"))
     _use_prices(prices)
-    if table not in EXPORT_TABLES:
-        raise UserError(f"unknown table '{table}' (use {', '.join(EXPORT_TABLES)})")
+    _choice(table, tuple(EXPORT_TABLES), "--table")
     if html is not None and not html.parent.is_dir():
         raise UserError(f"cannot write {html}: directory {html.parent} does not exist")
-    with open_existing(results) as store:
+    with open_existing(results_dir, readonly=True) as store:
         rows = list(store.iter_cases())
         runs = store.runs()
     kept, dropped = (rows, 0) if all_versions else current_rows(rows)
-    tables = export_tables(kept, results) if fmt != "table" or html is not None else None
+    tables = export_tables(kept, results_dir) if fmt != "table" or html is not None else None
     if html is not None:
-        _write_html_report(html, kept, results, dropped, runs, tables)
+        _write_html_report(html, kept, results_dir, dropped, runs, tables)
     if fmt == "json":
         assert tables is not None
         _echo_json({**{JSON_KEYS[k]: v for k, v in tables.items()}, "excluded_old_version_cases": dropped})
@@ -267,16 +359,19 @@ def _write_html_report(path: Path, rows: list[dict[str, Any]], results: Path, dr
 
 @app.command()
 def view(
-    results: Path = typer.Option(DEFAULT_RESULTS, "--results", "-r", help="Results directory."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="Port on 127.0.0.1."),
 ) -> None:
     """Browse a results store in a local web app: runs, a grid of cases coloured by outcome, and each
-    case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only."""
+    case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only.
+
+    The store is opened read-only."""
     import socket
 
     from randori.bench.store import open_existing
 
-    open_existing(results).close()
+    results_dir = _results_dir(results)
+    open_existing(results_dir, readonly=True).close()
     try:
         import uvicorn
 
@@ -288,8 +383,8 @@ def view(
             probe.bind(("127.0.0.1", port))
         except OSError:
             raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
-    typer.echo(f"randori viewer for {results} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
-    uvicorn.run(create_app(results), host="127.0.0.1", port=port, log_level="warning")
+    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -297,7 +392,8 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
     """Suites with their version and counts of tools, tasks, vectors and attacked cases."""
     from randori.bench.report import suite_counts
 
-    rows = [suite_counts(s) for s in _load_suites([])]
+    _choice(fmt, ("table", "json"))
+    rows = [suite_counts(s) for s in _load_suites([], prepare=False)]
     if fmt == "json":
         _echo_json(rows)
         return
@@ -317,9 +413,7 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
 @suites_app.command("show")
 def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
     """The tasks of one suite: ids, difficulty, prompts and goals."""
-    from randori.suites import get_suite
-
-    s = get_suite(name)
+    [s] = _load_suites([name], prepare=False)
     typer.echo(f"{s.name}@{s.version}  (user: {s.user_name})")
     typer.echo("\nUser tasks:")
     for tid, t in s.user_tasks.items():
@@ -333,12 +427,23 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
 @suites_app.command("check")
 def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. Default: all.")) -> None:
     """Validate suites against every rule of DESIGN.md 'Validity' (oracle passes, do-nothing fails,
-    injection ground truths work, every task reaches a vector, checks compare arguments exactly)."""
+    injection ground truths work, every task reaches a vector, checks compare arguments exactly).
+
+    Exits 1 on any problem, including an installed suite that cannot be loaded."""
+    from randori.registry import describe_exception
+    from randori.suites import suite_names
     from randori.tasks.validate import validate_suite
 
-    failed = False
-    for s in _load_suites(names or []):
-        problems = validate_suite(s)
+    suites = _load_suites(names or [], prepare=False)
+    failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
+    for s in suites:
+        try:
+            problems = validate_suite(s)
+        except UserError as e:
+            problems = [str(e)]
+        except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
+            problems = [f"cannot be checked: {describe_exception(e)}"]
+        notes = [n for n in s.placeholder_problems() if problems or "never places" in n]
         if problems:
             failed = True
             typer.echo(f"{s.name}@{s.version}: {len(problems)} problem(s)")
@@ -347,6 +452,8 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
         else:
             typer.echo(f"{s.name}@{s.version}: ok ({len(s.user_tasks)} user tasks, "
                        f"{len(s.injection_tasks)} injection tasks)")
+        for n in notes:
+            typer.echo(f"  note: {n}")
     if failed:
         raise typer.Exit(1)
 
@@ -370,9 +477,10 @@ _mount_code_track()
 def attacks_list() -> None:
     """Every registered attack (built-in and from plugins) with a one-line description."""
     from randori.attacks import attack_names, get_attack
+    from randori.registry import each_loadable
 
-    for name in attack_names():
-        typer.echo(f"{name:40} {get_attack(name).description}")
+    for attack in each_loadable(attack_names(), get_attack, warn):
+        typer.echo(f"{attack.name:40} {attack.description}")
     typer.echo(f"{'max (a report row)':40} Broken if any attack of the run broke it; shown whenever 2+ attacks ran.")
 
 
@@ -380,9 +488,10 @@ def attacks_list() -> None:
 def defenses_list() -> None:
     """Every registered defense (built-in and from plugins) with a one-line description."""
     from randori.agents.defenses import defense_names, get_defense
+    from randori.registry import each_loadable
 
-    for name in defense_names():
-        typer.echo(f"{name:20} {get_defense(name).description}")
+    for defense in each_loadable(defense_names(), get_defense, warn):
+        typer.echo(f"{defense.name:20} {defense.description}")
     typer.echo("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
                "(e.g. detector[mode=abort]).")
 
@@ -393,8 +502,7 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     it reads (shown as set or unset, never their values) and its default request concurrency."""
     from randori.agents.models import provider_status
 
-    if fmt not in ("table", "json"):
-        raise UserError(f"unknown format '{fmt}' (use table or json)")
+    _choice(fmt, ("table", "json"))
     rows = provider_status()
     if fmt == "json":
         _echo_json(rows)
@@ -417,13 +525,56 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     console.print(t)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(run_cli(argv))
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    """Run the command line and return its exit status. Every failure a user can cause ends here as
+    one line `randori: error: ...` (status 2) instead of a traceback; RANDORI_DEBUG=1 shows the
+    traceback of an unexpected one."""
+    import sqlite3
+
+    # Typer may vendor its own copy of click: take click's exception classes from the one it uses.
+    click_classes = {c.__name__: c for c in typer.BadParameter.__mro__}
+    usage_error, click_exception = click_classes["UsageError"], click_classes["ClickException"]
     try:
-        app()
+        code = app(args=argv, prog_name="randori", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except click_exception as e:
+        if type(e).__name__ == "NoArgsIsHelpError":
+            return 2  # the help is already printed
+        if isinstance(e, usage_error):
+            ctx = getattr(e, "ctx", None)
+            return _fail(e.format_message() + (f" (see `{ctx.command_path} --help`)" if ctx is not None else ""))
+        return _fail(e.format_message(), e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("randori: interrupted; finished cases are saved, run the same command to resume.", err=True)
+        return 130
     except (UserError, FatalModelError) as e:
-        typer.echo(f"randori: error: {e}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("randori: interrupted; finished cases are saved, run the same command to resume.",
-                   err=True)
-        sys.exit(130)
+        return _fail(str(e))
+    except sqlite3.Error as e:
+        return _fail(f"results store: {e}")
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):  # `randori report | head`: the reader has gone, say nothing
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (Python flushes stdout at exit)
+            return 1
+        return _fail(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
+    except Exception as e:
+        if os.environ.get("RANDORI_DEBUG"):
+            import traceback
+
+            typer.echo(scrub_secrets(traceback.format_exc()), err=True)
+        from randori.registry import describe_exception
+
+        return _fail(f"internal error: {describe_exception(e)} (a bug in randori or a plugin; "
+                     "RANDORI_DEBUG=1 shows where)", 1)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fail(message: str, code: int = 2) -> int:
+    typer.echo(f"randori: error: {_one_line(scrub_secrets(message))}", err=True)
+    return code

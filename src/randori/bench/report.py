@@ -340,7 +340,7 @@ def code_summaries(results_dir: Any) -> list[dict[str, Any]]:
 
     if not (Path(results_dir) / STORE_FILE).exists():
         return []
-    with Store(results_dir, create=False) as store:
+    with Store(results_dir, readonly=True) as store:
         exists = store.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_results'").fetchone()
         if not exists:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from randori.agents.defenses import Defense, get_defense
 from randori.agents.loop import ToolAgent
-from randori.agents.messages import Trace, Usage
+from randori.agents.messages import Message, Trace, Usage
 from randori.agents.models.base import CaseContext, ChatModel
 from randori.attacks import Attack, AttackContext, get_attack, model_display_name
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult, Store
 from randori.errors import FatalModelError, ModelError, UserError
+from randori.registry import describe_exception
 from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
 
@@ -65,12 +66,33 @@ def resolve_attacks(sel: Selection) -> list[Attack]:
     return list(attacks.values())
 
 
+# More cases than this in one run is a typo (--repeats 100000000), not a benchmark: refused before
+# any is built, since planning them would take minutes and exhaust memory.
+MAX_CASES = 1_000_000
+
+
+def count_cases(sel: Selection, attacks: Sequence[Attack], defenses: int) -> int:
+    """How many cases `plan` would make, without making them."""
+    n = 0
+    for suite in sel.suites:
+        uts = len(_pick(suite, "user task", suite.user_tasks, sel.user_tasks))
+        its = len(_pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks))
+        per_defense = uts * sel.benign + its * sel.injection_only
+        per_defense += sum(uts if a.kind == "dos" else uts * its for a in attacks)
+        n += per_defense
+    return n * defenses * sel.repeats
+
+
 def plan(sel: Selection) -> list[Case]:
     """Every case the selection asks for, in a stable order. Raises UserError on unknown ids."""
     attacks = resolve_attacks(sel)
     defenses = list(dict.fromkeys(get_defense(d).name for d in sel.defenses))
     settings = sel.model.settings.key_fields()
     _check_ids(sel)
+    total = count_cases(sel, attacks, len(defenses))
+    if total > MAX_CASES:
+        raise UserError(f"this selection makes {total:,} cases, more than the {MAX_CASES:,} one run may plan; "
+                        "lower --repeats or select fewer suites, tasks, attacks or defenses")
     cases: list[Case] = []
     for suite in sel.suites:
         uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
@@ -90,21 +112,34 @@ def plan(sel: Selection) -> list[Case]:
                                    defense=defense, repeat=rep, **common) for i in its]
                 for attack in attacks:
                     for u in uts:
-                        ctx = attack.context(AttackContext(vectors=suite.reachable_vectors(u), environment=initial,
-                                                           **knowledge))
+                        ctx = _attack_call(attack, suite, u, attack.context, AttackContext(
+                            vectors=suite.reachable_vectors(u), environment=initial, **knowledge))
                         if attack.kind == "dos":  # no attacker goal: once per user task
                             cases.append(Case("dos", user_task=u, injection_task=None, attack=attack.label,
                                               defense=defense, repeat=rep,
-                                              injections=attack.injections(suite.user_tasks[u], None, ctx),
+                                              injections=_attack_call(attack, suite, u, attack.injections,
+                                                                      suite.user_tasks[u], None, ctx),
                                               attacker_knowledge=ctx.as_dict(), **common))
                             continue
                         for i in its:
-                            inj = attack.injections(suite.user_tasks[u], suite.injection_tasks[i], ctx)
+                            inj = _attack_call(attack, suite, u, attack.injections, suite.user_tasks[u],
+                                               suite.injection_tasks[i], ctx)
                             cases.append(Case("attacked", user_task=u, injection_task=i,
                                               attack=attack.label, defense=defense, repeat=rep,
                                               injections=inj, attacker_knowledge=ctx.as_dict(),
                                               **common))
     return cases
+
+
+def _attack_call(attack: Attack, suite: TaskSuite[Any], user_task: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """An attack's own code (perhaps a plugin's) failing while cases are planned is one line naming it."""
+    try:
+        return fn(*args)
+    except UserError:
+        raise
+    except Exception as e:
+        raise UserError(f"attack '{attack.label}' failed on {suite.name} {user_task}: "
+                        f"{describe_exception(e)}") from None
 
 
 def _check_ids(sel: Selection) -> None:
@@ -173,6 +208,9 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
         raise
     except ModelError as e:
         out.status, out.error_category, out.error_message = "error", e.category, str(e)
+        if e.usage is not None:  # replies received before the request that failed: spent, so counted
+            out.trace.messages.append(Message(role="assistant", content="", usage=e.usage,
+                                              annotations=[f"the model's reply was lost: {e}"]))
     except Exception as e:  # a bug in a task or tool must not take the whole run down
         out.status, out.error_category = "error", "internal"
         out.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
@@ -260,7 +298,8 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
     return result
 
 
-ProgressFn = Callable[[CaseResult], None]
+# Called with each stored result, or with None for a case left to another run on the same store.
+ProgressFn = Callable[[CaseResult | None], None]
 
 
 @contextlib.contextmanager
@@ -290,15 +329,29 @@ def quiet_gc(young: int = 20_000) -> Iterator[None]:
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
                     store: Store, run_id: int, *, concurrency: int = 8, max_steps: int = 20,
                     on_result: ProgressFn | None = None, attacker_base_url: str | None = None) -> None:
-    """Run `cases` (already filtered for resume) and store each as soon as it finishes."""
+    """Run `cases` (already filtered for resume) and store each as soon as it finishes. Each case is
+    claimed in the store first, so a case another live run on the same store has taken is skipped."""
     queue: asyncio.Queue[Case] = asyncio.Queue()
     for c in cases:
         queue.put_nowait(c)
     defenses = {spec: get_defense(spec) for spec in {c.defense for c in cases}}
     attacks = {spec: get_attack(spec) for spec in {c.attack for c in cases if c.kind == "attacked" and c.attack}}
-    with quiet_gc():
-        await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
-                         max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+    store.heartbeat(run_id)
+    beat = asyncio.create_task(_heartbeat(store, run_id))
+    try:
+        with quiet_gc():
+            await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
+                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+    finally:
+        beat.cancel()
+
+
+async def _heartbeat(store: Store, run_id: int) -> None:
+    from randori.bench.store import HEARTBEAT_EVERY
+
+    while True:
+        await asyncio.sleep(HEARTBEAT_EVERY)
+        store.heartbeat(run_id)
 
 
 async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
@@ -314,6 +367,10 @@ async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any
                 case = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            if not store.claim(run_id, case.key):
+                if on_result is not None:
+                    on_result(None)
+                continue
             res = await run_case(case, suites[case.suite], model, max_steps=max_steps,
                                  defense=defenses[case.defense],
                                  attack=attacks.get(case.attack) if case.attack else None,

@@ -1,23 +1,37 @@
 """SQLite results store, one file per results directory, in WAL mode.
 
 Every finished case is committed on its own, so a killed run loses no finished case, and the case
-key is the primary key, so a resumed run can never store a case twice.
+key is the primary key, so a resumed run can never store a case twice. Several runs may write to one
+store at once: each claims a case before running it (`claims`), and a case another live run has
+claimed is left to that run. A run records its process, host and a heartbeat, so a run that was
+killed is shown as interrupted and its claims are taken over.
+
+The file is marked as randori's (SQLite `application_id`), so another program's database is never
+mistaken for a store, or written to. `report` and the viewer open it read-only.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import socket
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import randori
+from randori.errors import StoreError, scrub_secrets, secret_values
 
 STORE_FILE = "randori.sqlite"
+APPLICATION_ID = 0x726E6472  # "rndr": written into the SQLite header of every store
+# A run that has not written its heartbeat for this long is dead (killed, or its machine gone).
+STALE_AFTER = 300.0
+HEARTBEAT_EVERY = 30.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -26,7 +40,10 @@ CREATE TABLE IF NOT EXISTS runs (
   finished_at REAL,
   randori_version TEXT NOT NULL,
   config TEXT NOT NULL,
-  status TEXT NOT NULL DEFAULT 'running'
+  status TEXT NOT NULL DEFAULT 'running',
+  pid INTEGER,
+  host TEXT,
+  heartbeat_at REAL
 );
 CREATE TABLE IF NOT EXISTS cases (
   key TEXT PRIMARY KEY,
@@ -70,13 +87,24 @@ CREATE TABLE IF NOT EXISTS traces (
   diff BLOB NOT NULL,
   attempts BLOB
 );
+-- A case being run right now, and by which run: a second run on the store leaves it alone.
+CREATE TABLE IF NOT EXISTS claims (
+  key TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL,
+  claimed_at REAL NOT NULL
+);
 """
 
 # Columns added after a table was first created: added in place to stores written by older versions.
 ADDED_COLUMNS = {
     "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER"},
     "traces": {"attempts": "BLOB"},
+    "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
+# What a database must have to be a store written before stores were marked (older randori).
+_REQUIRED = {"runs": {"id", "started_at", "randori_version", "config", "status"},
+             "cases": {"key", "run_id", "kind", "suite", "suite_version", "defense", "model", "settings",
+                       "repeat", "status"}}
 
 
 @dataclass
@@ -120,32 +148,110 @@ class CaseResult:
 _FIELDS = fields(CaseResult)
 
 
-def _pack(obj: Any) -> bytes:
-    return zlib.compress(json.dumps(obj, ensure_ascii=False).encode(), 3)
+def _pack(obj: Any, secrets: list[str] | None = None) -> bytes:
+    text = json.dumps(obj, ensure_ascii=False)
+    if secrets:
+        text = scrub_secrets(text, secrets)
+    return zlib.compress(text.encode(), 3)
 
 
 def _unpack(blob: bytes | None) -> Any:
     return None if blob is None else json.loads(zlib.decompress(blob))
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _explain(path: Path, e: sqlite3.Error) -> StoreError:
+    """One line naming the file and what is wrong with it."""
+    text = str(e)
+    if isinstance(e, sqlite3.DatabaseError) and "not a database" in text:
+        return StoreError(f"{path} is not a randori results store (it is not an SQLite database)")
+    if "malformed" in text or "corrupt" in text:
+        return StoreError(f"{path} is damaged ({text}); move it away and run again, or restore a copy")
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"{path} is read-only; `randori run` must write to it (`randori report` and "
+                          "`randori view` can read it as it is)")
+    if "locked" in text or "busy" in text:
+        return StoreError(f"{path} is locked by another process ({text}); try again when it is done")
+    if "unable to open" in text:
+        if path.is_dir():
+            return StoreError(f"{path} is a directory, not a results store")
+        if not os.access(path.parent, os.W_OK):
+            return StoreError(f"cannot open {path}: its directory is not writable")
+        return StoreError(f"cannot open {path} ({text})")
+    if "no such table" in text or "no such column" in text:
+        return StoreError(f"{path} is not a complete randori store ({text})")
+    return StoreError(f"{path}: {text}")
+
+
+def _guarded(method: F) -> F:
+    """SQLite errors from a store method become one StoreError line naming the file."""
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise _explain(self.path, e) from None
+    return wrapper  # type: ignore[return-value]
+
+
 class Store:
-    def __init__(self, results_dir: str | Path, *, create: bool = True):
+    """`readonly`: open for reading only (report, viewer): nothing is created or changed, and a file
+    that is not a store is refused. Otherwise the directory and the store are created if needed
+    (unless `create` is false) and a store from an older randori gets its new tables and columns."""
+
+    def __init__(self, results_dir: str | Path, *, create: bool = True, readonly: bool = False):
         self.dir = Path(results_dir)
         self.path = self.dir / STORE_FILE
-        if create:
-            self.dir.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, isolation_level=None)
-        self.conn.row_factory = sqlite3.Row
+        self.readonly = readonly
+        self._missing: dict[str, dict[str, Any]] = {}
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory, not a results store")
+        if not readonly:
+            _make_dir(self.dir, create)
+        try:
+            self.conn = connect_readonly(self.path) if readonly else sqlite3.connect(self.path, isolation_level=None)
+        except sqlite3.Error as e:
+            raise _explain(self.path, e) from None
+        try:
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA busy_timeout=10000")
+            tables = _identify(self.conn, self.path)
+            if readonly:
+                self._note_missing(tables)
+            else:
+                self._prepare()
+        except BaseException as e:
+            self.conn.close()
+            if isinstance(e, sqlite3.Error):
+                raise _explain(self.path, e) from None
+            raise
+
+    def _prepare(self) -> None:
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a killed process (not a power cut) and is much faster than FULL.
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.executescript(SCHEMA)
         for table, columns in ADDED_COLUMNS.items():
             have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
             for name, decl in columns.items():
                 if name not in have:
                     self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+        self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        self._settle_dead_runs()
+
+    def _note_missing(self, tables: set[str]) -> None:
+        """Columns a store from an older randori lacks read as their default (it is not altered)."""
+        if not tables:
+            raise StoreError(f"{self.path} is empty: it holds no randori results")
+        for table, columns in ADDED_COLUMNS.items():
+            have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            self._missing[table] = {name: 0 if "DEFAULT 0" in decl else None
+                                    for name, decl in columns.items() if name not in have}
+
+    def missing_columns(self) -> list[str]:
+        return [f"{t}.{c}" for t, cols in self._missing.items() for c in cols]
 
     def close(self) -> None:
         self.conn.close()
@@ -156,33 +262,89 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _row(self, table: str, row: sqlite3.Row) -> dict[str, Any]:
+        out = dict(row)
+        for name, default in self._missing.get(table, {}).items():
+            out.setdefault(name, default)
+        return out
+
     # -- runs -----------------------------------------------------------------------------------
+    @_guarded
     def start_run(self, config: dict[str, Any]) -> int:
+        now = time.time()
+        text = scrub_secrets(json.dumps(config, sort_keys=True))
         cur = self.conn.execute(
-            "INSERT INTO runs (started_at, randori_version, config) VALUES (?, ?, ?)",
-            (time.time(), randori.__version__, json.dumps(config, sort_keys=True)))
+            "INSERT INTO runs (started_at, randori_version, config, pid, host) VALUES (?, ?, ?, ?, ?)",
+            (now, randori.__version__, text, os.getpid(), socket.gethostname()))
         return int(cur.lastrowid or 0)
 
-    def finish_run(self, run_id: int, status: str = "finished") -> None:
-        self.conn.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
-                          (time.time(), status, run_id))
+    @_guarded
+    def heartbeat(self, run_id: int) -> None:
+        """This run is alive. A run that writes heartbeats is judged dead when they stop (STALE_AFTER)."""
+        self.conn.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (time.time(), run_id))
 
+    @_guarded
+    def finish_run(self, run_id: int, status: str = "finished") -> None:
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (time.time(), status, run_id))
+            self.conn.execute("DELETE FROM claims WHERE run_id = ?", (run_id,))
+
+    @_guarded
     def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first; a run that says `running` but whose process is gone (killed) or
+        silent for too long shows as `interrupted`."""
         rows = self.conn.execute(
             "SELECT r.*, (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id) AS cases "
             "FROM runs r ORDER BY r.id").fetchall()
-        return [dict(r) | {"config": json.loads(r["config"])} for r in rows]
+        out = []
+        for r in rows:
+            row = self._row("runs", r)
+            row["config"] = json.loads(row["config"])
+            row["status"] = run_status(row)
+            out.append(row)
+        return out
+
+    def _settle_dead_runs(self) -> None:
+        rows = self.conn.execute("SELECT id, status, pid, host, heartbeat_at FROM runs WHERE status = 'running'")
+        for r in rows.fetchall():
+            if run_status(dict(r)) == "interrupted":
+                self.conn.execute("UPDATE runs SET status = 'interrupted', finished_at = COALESCE(heartbeat_at, "
+                                  "finished_at) WHERE id = ? AND status = 'running'", (r["id"],))
+        self.conn.execute("DELETE FROM claims WHERE run_id NOT IN (SELECT id FROM runs WHERE status = 'running')")
 
     # -- cases ----------------------------------------------------------------------------------
+    @_guarded
     def done_keys(self, keys: Iterable[str] | None = None) -> set[str]:
         """Keys already stored (cases with an error are not done: a resumed run retries them)."""
         rows = self.conn.execute("SELECT key FROM cases WHERE status = 'ok'").fetchall()
         done = {r[0] for r in rows}
         return done if keys is None else done & set(keys)
 
+    @_guarded
+    def claim(self, run_id: int, key: str) -> bool:
+        """Take case `key` for this run: false if it is done, or another live run has claimed it."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if self.conn.execute("SELECT 1 FROM cases WHERE key = ? AND status = 'ok'", (key,)).fetchone():
+                return False
+            holder = self.conn.execute("SELECT run_id FROM claims WHERE key = ?", (key,)).fetchone()
+            if holder is not None and holder[0] != run_id and self._alive(holder[0]):
+                return False
+            self.conn.execute("INSERT OR REPLACE INTO claims (key, run_id, claimed_at) VALUES (?, ?, ?)",
+                              (key, run_id, time.time()))
+            return True
+
+    def _alive(self, run_id: int) -> bool:
+        row = self.conn.execute("SELECT status, pid, host, heartbeat_at FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return row is not None and run_status(dict(row)) == "running"
+
+    @_guarded
     def add(self, run_id: int, results: list[CaseResult]) -> None:
-        """Store finished cases in one transaction. A retried error case replaces its old row."""
+        """Store finished cases in one transaction (and release their claims). A retried error case
+        replaces its old row. Secrets are scrubbed from every text that is stored."""
         now = time.time()
+        secrets = secret_values()
         with self.conn:
             self.conn.execute("BEGIN")
             for r in results:
@@ -192,6 +354,8 @@ class Store:
                 row["settings"] = json.dumps(row["settings"], sort_keys=True)
                 row["attacker_knowledge"] = (json.dumps(row["attacker_knowledge"])
                                              if row["attacker_knowledge"] is not None else None)
+                if row["error_message"] and secrets:
+                    row["error_message"] = scrub_secrets(row["error_message"], secrets)
                 row["run_id"], row["created_at"] = run_id, now
                 cols = ", ".join(row)
                 marks = ", ".join("?" for _ in row)
@@ -199,29 +363,105 @@ class Store:
                                   tuple(row.values()))
                 self.conn.execute("INSERT OR REPLACE INTO traces (key, injections, messages, diff, attempts) "
                                   "VALUES (?, ?, ?, ?, ?)",
-                                  (r.key, _pack(injections or {}), _pack(messages or []), _pack(diff or []),
-                                   None if attempts is None else _pack(attempts)))
+                                  (r.key, _pack(injections or {}, secrets), _pack(messages or [], secrets),
+                                   _pack(diff or [], secrets), None if attempts is None else _pack(attempts, secrets)))
+                self.conn.execute("DELETE FROM claims WHERE key = ?", (r.key,))
 
+    @_guarded
     def cases(self, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         sql = "SELECT * FROM cases" + (f" WHERE {where}" if where else "")
-        return [dict(r) for r in self.conn.execute(sql, params)]
+        return [self._row("cases", r) for r in self.conn.execute(sql, params)]
 
     def iter_cases(self) -> Iterator[dict[str, Any]]:
-        for r in self.conn.execute("SELECT * FROM cases"):
-            yield dict(r)
+        try:
+            for r in self.conn.execute("SELECT * FROM cases"):
+                yield self._row("cases", r)
+        except sqlite3.Error as e:
+            raise _explain(self.path, e) from None
 
+    @_guarded
     def trace(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM traces WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
+        attempts = row["attempts"] if "attempts" in row.keys() else None
         return {"injections": _unpack(row["injections"]), "messages": _unpack(row["messages"]),
-                "diff": _unpack(row["diff"]), "attempts": _unpack(row["attempts"])}
+                "diff": _unpack(row["diff"]), "attempts": _unpack(attempts)}
 
 
-def open_existing(results_dir: str | Path) -> Store:
-    from randori.errors import UserError
+def run_status(run: dict[str, Any], now: float | None = None) -> str:
+    """A run's status as it stands: `running` only while its process lives (same host) and its
+    heartbeat, if it writes one, is recent; otherwise `interrupted`."""
+    status = str(run.get("status"))
+    if status != "running":
+        return status
+    now = time.time() if now is None else now
+    beat = run.get("heartbeat_at")
+    if beat is not None and now - beat > STALE_AFTER:
+        return "interrupted"
+    if run.get("host") == socket.gethostname() and run.get("pid") and not _process_alive(int(run["pid"])):
+        return "interrupted"
+    return status
 
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _make_dir(path: Path, create: bool) -> None:
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path} is a file, not a results directory")
+    if not create:
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the results directory {path}: {e.strerror}") from None
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that can only read `path` (and works in a directory we may not write to)."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as e:
+        conn.close()
+        if "unable to open" not in str(e):
+            raise
+    # A WAL store in a directory we may not write to: SQLite cannot create its shared-memory file
+    # there. Immutable mode reads the file as it is (a run writing into it meanwhile is not seen).
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+
+def _identify(conn: sqlite3.Connection, path: Path) -> set[str]:
+    """The tables of a store; a StoreError for a database that is not randori's."""
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if app == APPLICATION_ID or not tables:
+        return tables
+    if app != 0:
+        raise StoreError(f"{path} is another program's SQLite database (application id {app:#x}), not a "
+                         "randori store; use another --results directory")
+    for table, required in _REQUIRED.items():
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+        if not required <= have:
+            shown = ", ".join(sorted(t for t in tables if not t.startswith("sqlite_"))[:6])
+            raise StoreError(f"{path} is another program's SQLite database (tables: {shown}), not a randori "
+                             "store; use another --results directory")
+    return tables
+
+
+def open_existing(results_dir: str | Path, *, readonly: bool = False) -> Store:
+    """The store in `results_dir` (never created here); a StoreError when there is none."""
     path = Path(results_dir) / STORE_FILE
     if not path.exists():
-        raise UserError(f"no results in {results_dir} (expected {path}); run `randori run` first")
-    return Store(results_dir, create=False)
+        raise StoreError(f"no results in {results_dir} (expected {path}); run `randori run` first")
+    return Store(results_dir, create=False, readonly=readonly)

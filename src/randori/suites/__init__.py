@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from randori.registry import Registry
+from randori.errors import UserError
+from randori.registry import Registry, describe_exception
 from randori.tasks.suite import TaskSuite
 
 BUILTIN: dict[str, str] = {
@@ -16,7 +17,12 @@ BUILTIN: dict[str, str] = {
     "travel": "randori.suites.travel:suite",
 }
 
-SUITES = Registry("suite", "randori.suites", BUILTIN)
+
+def _check(obj: Any) -> str | None:
+    return None if isinstance(obj, TaskSuite) else f"is not a TaskSuite (it is a {type(obj).__name__})"
+
+
+SUITES = Registry("suite", "randori.suites", BUILTIN, _check)
 
 
 def suite_names() -> list[str]:
@@ -24,4 +30,23 @@ def suite_names() -> list[str]:
 
 
 def get_suite(name: str) -> TaskSuite[Any]:
-    return SUITES.load(name)  # type: ignore[no-any-return]
+    suite: TaskSuite[Any] = SUITES.load(name)
+    if suite.name != name:  # cases are filed under suite.name: two names for one suite would mix them
+        raise UserError(f"suite '{name}' from {SUITES.table()[name]} calls itself '{suite.name}'; "
+                        "register it under its own name")
+    return suite
+
+
+def ready_suite(name: str) -> TaskSuite[Any]:
+    """`get_suite(name)` with its data read and the vectors each user task reaches worked out: what a
+    run needs before planning. Whatever a suite's own code raises here becomes a UserError naming it."""
+    suite = get_suite(name)
+    try:
+        suite.load_env()
+        for tid in suite.user_tasks:
+            suite.reachable_vectors(tid)
+    except UserError:
+        raise
+    except Exception as e:
+        raise UserError(f"suite '{name}' cannot be prepared: {describe_exception(e)}") from None
+    return suite

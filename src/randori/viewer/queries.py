@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from randori.bench.store import STORE_FILE, Store
+from randori.bench.store import connect_readonly, open_existing, run_status
+from randori.errors import StoreError
 
 # One word per case for colour and filtering. Attacked cases (and denial-of-service cases, whose
 # attack succeeds by costing the user their task) are judged first on the attack, then on the
@@ -117,20 +118,21 @@ class Filters:
 
 
 def prepare(results_dir: Path) -> Path:
-    """Open the store once read-write so that indexes added since it was written get created."""
-    path = Path(results_dir) / STORE_FILE
-    try:
-        Store(results_dir, create=False).close()
-    except sqlite3.OperationalError:
-        pass  # a read-only copy of a store still works, only without the newer indexes
-    return path
+    """The store's path, once it is known to be a randori store the viewer can read. The viewer never
+    changes a store, so one from an older randori that lacks a column the pages need is refused."""
+    with open_existing(results_dir, readonly=True) as store:
+        missing = [c for c in store.missing_columns() if not c.startswith("runs.")]
+    if missing:
+        raise StoreError(f"{store.path} was written by an older randori (it has no {', '.join(missing)}); any "
+                         f"`randori run --results {results_dir}` adds them")
+    return store.path
 
 
 @contextmanager
 def connect(path: Path) -> Iterator[sqlite3.Connection]:
     # Read-only: the viewer can run next to a benchmark that is still writing (WAL allows both).
     # One connection per request: requests run in a thread pool and connections are cheap.
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_readonly(path)
     try:
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA busy_timeout=5000")
@@ -147,6 +149,7 @@ def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     for r in conn.execute("SELECT * FROM runs ORDER BY id DESC"):
         row = dict(r)
         row["config"] = json.loads(row["config"] or "{}")
+        row["status"] = run_status(row)
         row.update({k: v for k, v in counts.get(row["id"], {"cases": 0, "errors": 0, "hijacked": 0}).items()
                     if k != "run_id"})
         out.append(row)

@@ -10,10 +10,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
+from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings, check_base_url
 from randori.agents.models.resilience import ResilientModel, RetryPolicy
 from randori.errors import UserError
-from randori.registry import Registry
+from randori.registry import Registry, describe_exception, not_a_subclass
 
 # provider -> "module:Class"; imported only when used so start-up stays fast.
 PROVIDERS: dict[str, str] = {
@@ -60,7 +60,7 @@ PROVIDER_INFO: dict[str, ProviderInfo] = {
 RETRY_DELAY_ENV = "RANDORI_RETRY_BASE_DELAY"
 
 
-REGISTRY = Registry("model provider", "randori.models", PROVIDERS)
+REGISTRY = Registry("model provider", "randori.models", PROVIDERS, not_a_subclass(ChatModel, "a ChatModel subclass"))
 
 
 def _provider_table() -> dict[str, str]:
@@ -101,9 +101,15 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
         extra = PROVIDER_INFO[provider].extra
         how = f"pip install 'randori[{extra}]'" if extra else f"pip install {' '.join(missing)}"
         raise UserError(f"{name} needs {', '.join(missing)}, which is not installed: {how}")
-    module_name, _, cls_name = table[provider].partition(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    inner: ChatModel = cls(model, settings or ModelSettings(), timeout=timeout, **options)
+    if options.get("base_url") is not None:
+        check_base_url(options["base_url"], "--base-url")
+    cls = REGISTRY.load(provider)
+    try:
+        inner: ChatModel = cls(model, settings or ModelSettings(), timeout=timeout, **options)
+    except UserError:
+        raise
+    except Exception as e:  # a plugin provider, or an SDK refusing its arguments
+        raise UserError(f"{name}: the provider cannot start: {describe_exception(e)}") from None
     if not inner.remote:
         return inner
     if retry_base_delay is None:

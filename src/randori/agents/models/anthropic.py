@@ -9,9 +9,9 @@ from collections import OrderedDict
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel
-from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
-from randori.errors import AuthError, ModelError, UserError
+from randori.agents.models.base import Completion, ModelSettings, ProviderModel, check_base_url
+from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
+from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
 
 # The Messages API requires max_tokens; this is what is sent when --max-tokens is not given.
@@ -77,7 +77,9 @@ class AnthropicModel(ProviderModel):
         key = api_key or os.environ.get(self.api_key_env)
         if not key:
             raise UserError(f"{self.api_key_env} is not set (needed for anthropic/{model})")
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        register_secret(key)
+        env_url = os.environ.get("ANTHROPIC_BASE_URL")
+        self.base_url = base_url or (check_base_url(env_url, "ANTHROPIC_BASE_URL") if env_url else None)
         # Retries happen once, in the resilience layer, so the SDK must not retry on its own.
         self.client = anthropic.AsyncAnthropic(api_key=key, base_url=self.base_url, timeout=timeout,
                                                max_retries=0)
@@ -144,7 +146,7 @@ class AnthropicModel(ProviderModel):
         if isinstance(e, anthropic.APITimeoutError):
             return ModelError("timeout", f"{self.name}: request timed out")
         if isinstance(e, anthropic.APIConnectionError):
-            return ModelError("connection", f"{self.name}: connection failed ({e})")
+            return connection_error(self.name, e)
         if isinstance(e, anthropic.APIStatusError):
             body = e.body if isinstance(e.body, dict) else {}
             err = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
@@ -154,7 +156,7 @@ class AnthropicModel(ProviderModel):
                                   retry_after=parse_retry_after(e.response.headers))
             return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers))
         if isinstance(e, (anthropic.APIError, ValueError)):
-            return ModelError("bad_response", f"{self.name}: unreadable reply ({str(e)[:200]})")
+            return ModelError("bad_response", f"{self.name}: unreadable reply ({clip(str(e), 200)})")
         return transport_error(self.name, e)
 
     async def aclose(self) -> None:

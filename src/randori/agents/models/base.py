@@ -10,11 +10,29 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from randori.agents.messages import Message
+from randori.errors import UserError, register_secret
 from randori.tools.function import Tool
 
 if TYPE_CHECKING:
     from randori.tasks.suite import TaskSuite
     from randori.tasks.task import InjectionTask, UserTask
+
+
+def check_base_url(url: str, source: str) -> str:
+    """`url` if it is an http(s) address with a host; a UserError naming `source` (the option or
+    environment variable it came from) otherwise. A password in it is scrubbed from every message."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (raises on a port that is not a number)
+    except ValueError as e:
+        raise UserError(f"{source} is not a valid URL ({e}): '{url}'") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{source} must be an http:// or https:// address with a host, e.g. "
+                        f"http://localhost:8000/v1, not '{url}'")
+    register_secret(parts.password)
+    return url
 
 
 class ModelSettings(BaseModel):

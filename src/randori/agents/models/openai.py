@@ -9,9 +9,9 @@ import os
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel
-from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
-from randori.errors import AuthError, ModelError, UserError
+from randori.agents.models.base import Completion, ModelSettings, ProviderModel, check_base_url
+from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
+from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length",
@@ -126,20 +126,18 @@ def map_openai_error(name: str, e: Exception) -> ModelError:
         return AuthError(f"{name}: authentication failed (HTTP {e.status_code}); check the API key")
     if isinstance(e, openai.APITimeoutError) and not _dropped(e):
         return ModelError("timeout", f"{name}: request timed out")
-    if isinstance(e, openai.APITimeoutError):
-        return ModelError("connection", f"{name}: connection failed (the server closed it)")
-    if isinstance(e, openai.APIConnectionError):
-        return ModelError("connection", f"{name}: connection failed ({e})")
+    if isinstance(e, openai.APIConnectionError):  # APITimeoutError included: see _dropped
+        return connection_error(name, e)
     if isinstance(e, openai.APIStatusError):
         return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers))
     if isinstance(e, (openai.APIError, ValueError)):  # includes a body that is not JSON
-        return ModelError("bad_response", f"{name}: unreadable reply ({str(e)[:200]})")
+        return ModelError("bad_response", f"{name}: unreadable reply ({clip(str(e), 200)})")
     return transport_error(name, e)
 
 
 def _dropped(e: BaseException) -> bool:
-    """The SDK's aiohttp transport reports a connection the server closed as a connect timeout;
-    the exception chain still holds aiohttp's own, truer error."""
+    """The SDK's aiohttp transport reports a refused or closed connection as a connect timeout; the
+    exception chain still holds aiohttp's own, truer error."""
     seen: set[int] = set()
     cur: BaseException | None = e
     while cur is not None and id(cur) not in seen:
@@ -191,8 +189,11 @@ class OpenAIModel(ProviderModel):
         super().__init__(model, settings)
         import openai
 
-        base_url = base_url or os.environ.get(self.base_url_env) or self.default_base_url
+        if not base_url and os.environ.get(self.base_url_env):
+            base_url = check_base_url(os.environ[self.base_url_env], self.base_url_env)
+        base_url = base_url or self.default_base_url
         key = api_key or os.environ.get(self.api_key_env)
+        register_secret(key)
         if not key:
             if base_url is None:
                 raise UserError(f"{self.api_key_env} is not set (needed for {self.provider}/{model}); "
@@ -248,7 +249,7 @@ class OllamaModel(OpenAIModel):
     def __init__(self, model: str, settings: ModelSettings, **options: Any):
         host = os.environ.get("OLLAMA_HOST", "localhost:11434")
         host = host if "://" in host else f"http://{host}"
-        self.default_base_url = f"{host.rstrip('/')}/v1"
+        self.default_base_url = check_base_url(f"{host.rstrip('/')}/v1", "OLLAMA_HOST")
         super().__init__(model, settings, **options)
 
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import random
+import socket
+import ssl
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
-from randori.errors import AuthError, FatalModelError, ModelError
+from randori.errors import AuthError, FatalModelError, ModelError, clip
 from randori.tools.function import Tool
 
 # Failures worth another attempt; the rest (a bad request, a context overflow) would fail again.
@@ -82,7 +85,7 @@ def status_error(name: str, status: int, text: str, retry_after: float | None = 
     if status in (401, 403):
         return AuthError(f"{name}: authentication failed (HTTP {status}); check the API key")
     if status == 404:  # a wrong model name or base URL: every case would fail the same way
-        return FatalModelError("not_found", f"{name}: not found (HTTP 404): {text[:200]}; check the model "
+        return FatalModelError("not_found", f"{name}: not found (HTTP 404): {clip(text, 200)}; check the model "
                                "name and --base-url")
     low = text.lower()
     if status == 429:
@@ -93,23 +96,67 @@ def status_error(name: str, status: int, text: str, retry_after: float | None = 
         return ModelError("server", f"{name}: server error (HTTP {status})", retry_after=retry_after)
     if status in (400, 413, 422) and ("context" in low or "too long" in low or "too many tokens" in low
                                       or ("maximum" in low and "token" in low)):
-        return ModelError("context_length", f"{name}: the conversation exceeds the context window ({text[:200]})")
-    return ModelError("bad_request", f"{name}: request rejected (HTTP {status}): {text[:300]}")
-
+        return ModelError("context_length", f"{name}: the conversation exceeds the context window "
+                          f"({clip(text, 200)})")
+    return ModelError("bad_request", f"{name}: request rejected (HTTP {status}): {clip(text, 300)}")
 
 
 def transport_error(name: str, e: BaseException) -> ModelError:
     """Category of a failure below HTTP (httpx, aiohttp...), judged by the exception's class names so
     that no HTTP library has to be imported here."""
     kinds = " ".join(c.__name__ for c in type(e).__mro__)
-    if "Timeout" in kinds:
+    cause = connection_problem(e)
+    if "Timeout" in kinds and cause is None:
         return ModelError("timeout", f"{name}: request timed out")
-    if any(k in kinds for k in ("Connect", "Network", "Transport", "RemoteProtocol", "ReadError",
-                                "ServerDisconnected", "ClientOSError", "ConnectionError")):
-        return ModelError("connection", f"{name}: connection failed ({type(e).__name__})")
+    if cause is not None or any(k in kinds for k in (
+            "Connect", "Network", "Transport", "RemoteProtocol", "ReadError", "ServerDisconnected",
+            "ClientOSError", "ConnectionError")):
+        return connection_error(name, e)
     if isinstance(e, ValueError):  # a body that is not JSON, a reply of an unexpected shape
-        return ModelError("bad_response", f"{name}: unreadable reply ({str(e)[:200]})")
-    return ModelError("other", f"{name}: {type(e).__name__}: {str(e)[:200]}")
+        return ModelError("bad_response", f"{name}: unreadable reply ({clip(str(e), 200)})")
+    return ModelError("other", f"{name}: {type(e).__name__}: {clip(str(e), 200)}")
+
+
+def _chain(e: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [e]
+    while todo:
+        cur = todo.pop(0)
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        yield cur
+        todo += [cur.__cause__, cur.__context__, getattr(cur, "os_error", None)]
+
+
+def connection_problem(e: BaseException) -> str | None:
+    """What the operating system said when a connection failed, in words (the SDKs wrap it in their
+    own exceptions, several layers deep, and some report a refused connection as a timeout)."""
+    for cur in _chain(e):
+        code = getattr(cur, "errno", None)
+        if isinstance(cur, ConnectionRefusedError) or code == errno.ECONNREFUSED:
+            return "connection refused: nothing is listening at that address"
+        if isinstance(cur, socket.gaierror):
+            return "host name not found"
+        if isinstance(cur, ConnectionResetError) or code == errno.ECONNRESET:
+            return "connection reset by the server"
+        if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "network unreachable"
+        if isinstance(cur, ssl.SSLError):
+            return f"TLS failed ({cur.reason or cur})"
+        if type(cur).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
+            return "the server closed the connection"
+    return None
+
+
+def connection_error(name: str, e: BaseException) -> ModelError:
+    return ModelError("connection", f"{name}: connection failed ({connection_problem(e) or type(e).__name__})")
+
+
+# A run stops when requests cannot reach the server: after this many in a row failed (after their
+# retries) with no request ever answered, or this many with answers before (the server went away).
+UNREACHABLE_AFTER = 3
+GONE_AFTER = 10
 
 
 # One semaphore per provider and event loop: a semaphore must not outlive the loop it waits on
@@ -142,6 +189,7 @@ class ResilientModel(ChatModel):
         self.provider = inner.provider
         self.policy = policy or RetryPolicy()
         self.concurrency = concurrency if concurrency is not None else inner.max_concurrency
+        self.health = _Health()
 
     @property
     def name(self) -> str:
@@ -155,7 +203,11 @@ class ResilientModel(ChatModel):
 
     def for_case(self, ctx: CaseContext) -> ChatModel:
         inner = self.inner.for_case(ctx)
-        return self if inner is self.inner else ResilientModel(inner, self.policy, self.concurrency)
+        if inner is self.inner:
+            return self
+        model = ResilientModel(inner, self.policy, self.concurrency)
+        model.health = self.health  # one server: its reachability is judged across all cases
+        return model
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -190,7 +242,11 @@ class ResilientModel(ChatModel):
             notes.append(f"reply {problem}; the model was asked to continue")
             prefix += msg.content
             history += extra
-            comp = await self._attempts(history, tools, settings)
+            try:
+                comp = await self._attempts(history, tools, settings)
+            except ModelError as e:  # the replies already received were paid for: the case keeps them
+                e.usage = usage + (e.usage or Usage())
+                raise
             msg = comp.message
             usage = usage + (msg.usage or Usage())
             notes += msg.annotations
@@ -202,14 +258,18 @@ class ResilientModel(ChatModel):
         attempt = 0
         while True:
             try:
-                return await self._once(messages, tools, settings)
+                comp = await self._once(messages, tools, settings)
+                self.health.answered()
+                return comp
             except FatalModelError:
                 raise
             except ModelError as e:
                 if e.category not in RETRYABLE or attempt >= self.policy.max_retries:
-                    if attempt:
-                        raise ModelError(e.category, f"{e} (gave up after {attempt + 1} attempts)") from e
-                    raise
+                    final = ModelError(e.category, f"{e} (gave up after {attempt + 1} attempts)") if attempt else e
+                    self.health.failed(self, final)
+                    if final is e:
+                        raise
+                    raise final from e
                 delay = self.policy.delay(attempt, e.retry_after)
             attempt += 1
             await asyncio.sleep(delay)
@@ -227,3 +287,33 @@ class ResilientModel(ChatModel):
         finally:
             if slot is not None:
                 slot.release()
+
+
+class _Health:
+    """Whether the model's server can be reached at all: a run against a closed port or a dead
+    server stops with a diagnosis instead of storing every case as a connection error."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+        self.failures_in_row = 0
+
+    def answered(self) -> None:
+        self.answers += 1
+        self.failures_in_row = 0
+
+    def failed(self, model: ResilientModel, e: ModelError) -> None:
+        never = self.answers == 0
+        if e.category != "connection" and not (never and e.category == "timeout"):
+            self.failures_in_row = 0
+            return
+        self.failures_in_row += 1
+        if self.failures_in_row < (UNREACHABLE_AFTER if never else GONE_AFTER):
+            return
+        where = getattr(model.inner, "base_url", None) or "the provider's default address"
+        if never:
+            hint = ("is the server running there, and is --base-url right?" if e.category == "connection"
+                    else f"is the server up, and is --timeout ({model.policy.timeout:g}s) long enough?")
+            raise FatalModelError(e.category, f"cannot reach {where}: {self.failures_in_row} requests in a row failed "
+                                  f"and none has been answered ({e}); {hint}")
+        raise FatalModelError(e.category, f"the server at {where} stopped answering: {self.failures_in_row} "
+                              f"requests in a row failed after {self.answers} answered ({e})")
