@@ -546,7 +546,8 @@ def run_cli(argv: list[str] | None = None) -> int:
             return 2  # the help is already printed
         if isinstance(e, usage_error):
             ctx = getattr(e, "ctx", None)
-            return _fail(e.format_message() + (f" (see `{ctx.command_path} --help`)" if ctx is not None else ""))
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            return _fail(e.format_message().rstrip(".") + hint)
         return _fail(e.format_message(), e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("randori: interrupted; finished cases are saved, run the same command to resume.", err=True)

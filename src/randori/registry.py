@@ -73,6 +73,16 @@ def each_loadable(names: list[str], load: Callable[[str], Any], warn: Callable[[
             warn(str(e))
 
 
+def start_plugin(what: str, cls: type, params: dict[str, Any]) -> Any:
+    """`cls(**params)`: an exception from a class's own constructor (a plugin's) is one line naming it."""
+    try:
+        return cls(**params) if params else cls()
+    except UserError:
+        raise
+    except Exception as e:
+        raise UserError(f"{what} failed to start: {describe_exception(e)}") from None
+
+
 def not_a_subclass(base: type, what: str) -> Callable[[Any], str | None]:
     def check(obj: Any) -> str | None:
         if isinstance(obj, type) and issubclass(obj, base):

@@ -10,7 +10,7 @@ from typing import Any
 
 from randori.attacks.base import Attack, AttackContext, model_display_name, parse_spec
 from randori.errors import UserError
-from randori.registry import Registry
+from randori.registry import Registry, not_a_subclass, start_plugin
 
 _T = "randori.attacks.templates:"
 ATTACKS: dict[str, str] = {
@@ -36,7 +36,7 @@ ATTACKS: dict[str, str] = {
 MAX_ROW = "max"  # a report row, not an attack: see bench/metrics.py
 
 
-REGISTRY = Registry("attack", "randori.attacks", ATTACKS)
+REGISTRY = Registry("attack", "randori.attacks", ATTACKS, not_a_subclass(Attack, "an Attack subclass"))
 
 
 def attack_names() -> list[str]:
@@ -58,7 +58,7 @@ def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
     for key, value in (defaults or {}).items():
         if key in accepted and key not in params and value is not None:
             params[key] = value
-    attack = cls(**params) if params else cls()
+    attack = start_plugin(f"attack '{name}'", cls, params)
     attack.name = name
     if not hasattr(attack, "params"):  # a plugin that does not call Attack.__init__
         attack.params = {}

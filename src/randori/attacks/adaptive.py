@@ -149,6 +149,9 @@ def extract_injection(reply: str) -> str:
     return (m.group(1) if m else reply).strip()
 
 
+MAX_BUDGET = 1000  # tries per case; more is a typo, not an attack
+
+
 class Adaptive(Attack):
     description = ("An attacker model (--attacker-model; scripted/attacker offline) rewrites the injection after "
                    "each failed try, seeing the goal and the agent's final answer (and the trace with "
@@ -159,10 +162,11 @@ class Adaptive(Attack):
     def __init__(self, **params: Any) -> None:
         params.setdefault("budget", 10)
         params.setdefault("trace", False)
-        if params["budget"] < 1:
+        if not 1 <= params["budget"] <= MAX_BUDGET:
             from randori.errors import UserError
 
-            raise UserError("the adaptive attack needs a budget of at least 1 try")
+            raise UserError(f"the adaptive attack's budget must be from 1 to {MAX_BUDGET} tries, "
+                            f"not {params['budget']}")
         super().__init__(**params)
 
     @property

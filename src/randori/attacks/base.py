@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -128,6 +129,8 @@ def coerce_params(what: str, raw: dict[str, str], accepted: dict[str, type]) -> 
                 out[key] = value.lower() in ("true", "1", "yes")
             else:
                 out[key] = typ(value)
+                if typ is float and not math.isfinite(out[key]):
+                    raise ValueError(value)
         except ValueError:
             raise UserError(f"{what}: parameter '{key}' must be {typ.__name__}, got '{value}'") from None
     return out

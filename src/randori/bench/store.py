@@ -206,10 +206,11 @@ class Store:
         self.path = self.dir / STORE_FILE
         self.readonly = readonly
         self._missing: dict[str, dict[str, Any]] = {}
-        if self.path.is_dir():
-            raise StoreError(f"{self.path} is a directory, not a results store")
         if not readonly:
             _make_dir(self.dir, create)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory, not a results store")
+        _check_header(self.path)
         try:
             self.conn = connect_readonly(self.path) if readonly else sqlite3.connect(self.path, isolation_level=None)
         except sqlite3.Error as e:
@@ -414,6 +415,22 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_header(path: Path) -> None:
+    # SQLite takes a file shorter than its header for an empty database and would write over it.
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreError(f"cannot read {path}: {e.strerror}") from None
+    if head and head != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a randori results store (it is not an SQLite database)")
+
+
 def _make_dir(path: Path, create: bool) -> None:
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path} is a file, not a results directory")
@@ -445,11 +462,11 @@ def _identify(conn: sqlite3.Connection, path: Path) -> set[str]:
     """The tables of a store; a StoreError for a database that is not randori's."""
     app = conn.execute("PRAGMA application_id").fetchone()[0]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if app == APPLICATION_ID or not tables:
-        return tables
-    if app != 0:
+    if app not in (0, APPLICATION_ID):
         raise StoreError(f"{path} is another program's SQLite database (application id {app:#x}), not a "
                          "randori store; use another --results directory")
+    if app == APPLICATION_ID or not tables:
+        return tables
     for table, required in _REQUIRED.items():
         have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")} if table in tables else set()
         if not required <= have:

@@ -11,7 +11,7 @@ import re
 
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.errors import UserError
-from randori.registry import Registry
+from randori.registry import Registry, not_a_subclass, start_plugin
 
 _D = "randori.agents.defenses."
 # name -> "module:Class" (imported lazily)
@@ -28,7 +28,7 @@ DEFENSES: dict[str, str] = {
 }
 
 
-REGISTRY = Registry("defense", "randori.defenses", DEFENSES)
+REGISTRY = Registry("defense", "randori.defenses", DEFENSES, not_a_subclass(Defense, "a Defense subclass"))
 
 
 def defense_names() -> list[str]:
@@ -37,21 +37,23 @@ def defense_names() -> list[str]:
 
 def _split_stack(spec: str) -> list[str]:
     """'a+b[x=1+2]' -> ['a', 'b[x=1+2]']: '+' inside brackets belongs to a parameter."""
-    return [p.strip() for p in re.split(r"\+(?![^\[]*\])", spec) if p.strip()]
+    return [p.strip() for p in re.split(r"\+(?![^\[]*\])", spec)]
 
 
 def get_defense(spec: str) -> Defense:
     from randori.attacks.base import coerce_params, format_spec, parse_spec
 
     parts = _split_stack(spec)
-    if not parts:
+    if not any(parts):
         raise UserError("empty defense name (see `randori defenses list`)")
+    if not all(parts):
+        raise UserError(f"empty defense in '{spec}': stack defenses as A+B, e.g. tool_filter+detector")
     members: list[Defense] = []
     for part in parts:
         name, raw = parse_spec(part)
         cls = REGISTRY.load(name)
         params = coerce_params(f"defense '{name}'", raw, getattr(cls, "parameters", {}))
-        d = cls(**params) if params else cls()
+        d = start_plugin(f"defense '{name}'", cls, params)
         d.name = format_spec(name, getattr(d, "params", None) or {})
         members.append(d)
     if len(members) == 1:

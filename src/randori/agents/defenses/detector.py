@@ -95,6 +95,8 @@ class Detector(Defense):
     def __init__(self, mode: str = "redact", model: str | None = None, threshold: float = 0.5):
         if mode not in ("redact", "abort"):
             raise UserError(f"detector: mode must be redact or abort, got '{mode}'")
+        if not 0 <= threshold <= 1:  # also refuses nan
+            raise UserError(f"detector: threshold must be a number from 0 to 1 (a classifier's score), not {threshold}")
         params: dict[str, Any] = {k: v for k, v in (("mode", mode), ("model", model), ("threshold", threshold))
                                   if (k, v) not in (("mode", "redact"), ("model", None), ("threshold", 0.5))}
         super().__init__(**params)

@@ -153,9 +153,9 @@ def connection_error(name: str, e: BaseException) -> ModelError:
     return ModelError("connection", f"{name}: connection failed ({connection_problem(e) or type(e).__name__})")
 
 
-# A run stops when requests cannot reach the server: after this many in a row failed (after their
-# retries) with no request ever answered, or this many with answers before (the server went away).
-UNREACHABLE_AFTER = 3
+# A run stops when requests cannot reach the server: as soon as one has failed for good (all its
+# retries spent) while no request was ever answered, or once this many in a row have failed for good
+# after earlier answers (the server went away).
 GONE_AFTER = 10
 
 
@@ -307,13 +307,12 @@ class _Health:
             self.failures_in_row = 0
             return
         self.failures_in_row += 1
-        if self.failures_in_row < (UNREACHABLE_AFTER if never else GONE_AFTER):
+        if not never and self.failures_in_row < GONE_AFTER:
             return
         where = getattr(model.inner, "base_url", None) or "the provider's default address"
         if never:
             hint = ("is the server running there, and is --base-url right?" if e.category == "connection"
                     else f"is the server up, and is --timeout ({model.policy.timeout:g}s) long enough?")
-            raise FatalModelError(e.category, f"cannot reach {where}: {self.failures_in_row} requests in a row failed "
-                                  f"and none has been answered ({e}); {hint}")
+            raise FatalModelError(e.category, f"cannot reach {where}, no request has been answered: {e}; {hint}")
         raise FatalModelError(e.category, f"the server at {where} stopped answering: {self.failures_in_row} "
                               f"requests in a row failed after {self.answers} answered ({e})")
