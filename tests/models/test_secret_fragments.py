@@ -11,8 +11,8 @@ import string
 import httpx
 import pytest
 
-from randori.agents.models.resilience import status_error, transport_error
 from randori import errors
+from randori.agents.models.resilience import status_error, transport_error
 from randori.bench.store import Store
 from randori.errors import FRAGMENT, ModelError, clip, register_secret, scrub_secrets
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
