@@ -112,6 +112,7 @@ class ModelError(Exception):
         self.category = category if category in ERROR_CATEGORIES else "other"
         self.retry_after = retry_after
         self.usage: Usage | None = None
+        self.unreachable = False  # a connection failure meaning no server could be reached at all
 
 
 class FatalModelError(ModelError):

@@ -179,3 +179,10 @@ def test_secrets_from_the_environment_are_scrubbed_from_error_messages(monkeypat
     e = ModelError("bad_request", "openai/gpt-4o-mini: Bearer sk-live-abcdefgh12345 is wrong")
     assert "sk-live-abcdefgh12345" not in str(e) and "Bearer ***" in str(e)
     assert "openai/gpt-4o-mini" in str(e)  # only secrets are hidden
+
+
+def test_a_failed_follow_up_keeps_what_the_first_reply_cost():
+    inner = Flaky(["", ModelError("bad_request", "openai/m: request rejected (HTTP 400)")])
+    with pytest.raises(ModelError) as caught:
+        run(ResilientModel(inner, FAST))
+    assert caught.value.usage == Usage(model_calls=1, input_tokens=5)

@@ -209,8 +209,8 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
     except ModelError as e:
         out.status, out.error_category, out.error_message = "error", e.category, str(e)
         if e.usage is not None:  # replies received before the request that failed: spent, so counted
-            out.trace.messages.append(Message(role="assistant", content="", usage=e.usage,
-                                              annotations=[f"the model's reply was lost: {e}"]))
+            note = f"a follow-up request failed ({e}); the replies before it are counted in the usage"
+            out.trace.messages.append(Message(role="assistant", content="", usage=e.usage, annotations=[note]))
     except Exception as e:  # a bug in a task or tool must not take the whole run down
         out.status, out.error_category = "error", "internal"
         out.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"

@@ -169,16 +169,15 @@ def _explain(path: Path, e: sqlite3.Error) -> StoreError:
         return StoreError(f"{path} is not a randori results store (it is not an SQLite database)")
     if "malformed" in text or "corrupt" in text:
         return StoreError(f"{path} is damaged ({text}); move it away and run again, or restore a copy")
-    if "readonly" in text or "read-only" in text:
-        return StoreError(f"{path} is read-only; `randori run` must write to it (`randori report` and "
-                          "`randori view` can read it as it is)")
+    if "unable to open" in text and path.is_dir():
+        return StoreError(f"{path} is a directory, not a results store")
+    if "readonly" in text or "read-only" in text or (
+            "unable to open" in text and not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))):
+        return StoreError(f"{path} is read-only; `randori run` must write to it and its directory (`randori "
+                          "report` and `randori view` can read it as it is)")
     if "locked" in text or "busy" in text:
         return StoreError(f"{path} is locked by another process ({text}); try again when it is done")
     if "unable to open" in text:
-        if path.is_dir():
-            return StoreError(f"{path} is a directory, not a results store")
-        if not os.access(path.parent, os.W_OK):
-            return StoreError(f"cannot open {path}: its directory is not writable")
         return StoreError(f"cannot open {path} ({text})")
     if "no such table" in text or "no such column" in text:
         return StoreError(f"{path} is not a complete randori store ({text})")

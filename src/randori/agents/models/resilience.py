@@ -129,33 +129,37 @@ def _chain(e: BaseException) -> Iterator[BaseException]:
         todo += [cur.__cause__, cur.__context__, getattr(cur, "os_error", None)]
 
 
-def connection_problem(e: BaseException) -> str | None:
+def connection_problem(e: BaseException) -> tuple[str, bool] | None:
     """What the operating system said when a connection failed, in words (the SDKs wrap it in their
-    own exceptions, several layers deep, and some report a refused connection as a timeout)."""
+    own exceptions, several layers deep, and some report a refused connection as a timeout), and
+    whether it means no server could be reached at all (refused, unknown host, no route, TLS)."""
     for cur in _chain(e):
         code = getattr(cur, "errno", None)
         if isinstance(cur, ConnectionRefusedError) or code == errno.ECONNREFUSED:
-            return "connection refused: nothing is listening at that address"
+            return "connection refused: nothing is listening at that address", True
         if isinstance(cur, socket.gaierror):
-            return "host name not found"
-        if isinstance(cur, ConnectionResetError) or code == errno.ECONNRESET:
-            return "connection reset by the server"
+            return "host name not found", True
         if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-            return "network unreachable"
+            return "network unreachable", True
         if isinstance(cur, ssl.SSLError):
-            return f"TLS failed ({cur.reason or cur})"
+            return f"TLS failed ({cur.reason or cur})", True
+        if isinstance(cur, ConnectionResetError) or code == errno.ECONNRESET:
+            return "connection reset by the server", False
         if type(cur).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
-            return "the server closed the connection"
+            return "the server closed the connection", False
     return None
 
 
 def connection_error(name: str, e: BaseException) -> ModelError:
-    return ModelError("connection", f"{name}: connection failed ({connection_problem(e) or type(e).__name__})")
+    problem = connection_problem(e)
+    err = ModelError("connection", f"{name}: connection failed ({problem[0] if problem else type(e).__name__})")
+    err.unreachable = bool(problem and problem[1])
+    return err
 
 
-# A run stops when requests cannot reach the server: as soon as one has failed for good (all its
-# retries spent) while no request was ever answered, or once this many in a row have failed for good
-# after earlier answers (the server went away).
+# A run stops when its requests cannot reach the server: as soon as one has failed for good (all its
+# retries spent) because no server could be reached while none was ever answered, or once this many
+# in a row have failed for good at the connection after earlier answers (the server went away).
 GONE_AFTER = 10
 
 
@@ -265,7 +269,10 @@ class ResilientModel(ChatModel):
                 raise
             except ModelError as e:
                 if e.category not in RETRYABLE or attempt >= self.policy.max_retries:
-                    final = ModelError(e.category, f"{e} (gave up after {attempt + 1} attempts)") if attempt else e
+                    final = e
+                    if attempt:
+                        final = ModelError(e.category, f"{e} (gave up after {attempt + 1} attempts)")
+                        final.unreachable = e.unreachable
                     self.health.failed(self, final)
                     if final is e:
                         raise
@@ -302,17 +309,14 @@ class _Health:
         self.failures_in_row = 0
 
     def failed(self, model: ResilientModel, e: ModelError) -> None:
-        never = self.answers == 0
-        if e.category != "connection" and not (never and e.category == "timeout"):
+        if e.category != "connection":
             self.failures_in_row = 0
             return
         self.failures_in_row += 1
-        if not never and self.failures_in_row < GONE_AFTER:
-            return
         where = getattr(model.inner, "base_url", None) or "the provider's default address"
-        if never:
-            hint = ("is the server running there, and is --base-url right?" if e.category == "connection"
-                    else f"is the server up, and is --timeout ({model.policy.timeout:g}s) long enough?")
-            raise FatalModelError(e.category, f"cannot reach {where}, no request has been answered: {e}; {hint}")
-        raise FatalModelError(e.category, f"the server at {where} stopped answering: {self.failures_in_row} "
-                              f"requests in a row failed after {self.answers} answered ({e})")
+        if self.answers == 0 and e.unreachable:
+            raise FatalModelError("connection", f"cannot reach {where}, no request has been answered: {e}; is the "
+                                  "server running there, and is --base-url right?")
+        if self.answers and self.failures_in_row >= GONE_AFTER:
+            raise FatalModelError("connection", f"the server at {where} stopped answering: {self.failures_in_row} "
+                                  f"requests in a row failed after {self.answers} answered ({e})")
