@@ -57,15 +57,17 @@ def _fragmentable(value: str) -> bool:
     return len(value) >= FRAGMENT and not any(c in value for c in '/\\" \t\n\r')
 
 
-def scrub_secrets(text: str, secrets: list[str] | None = None) -> str:
-    """`text` with every secret value masked (***), and every run of FRAGMENT or more of its
-    characters too: some servers quote the credentials they were sent, or a part of them."""
+def scrub_secrets(text: str, secrets: list[str] | None = None, *, fragments: bool = True) -> str:
+    """`text` with every secret value masked (***), and (`fragments`) every run of FRAGMENT or more
+    of its characters too: some servers quote the credentials they were sent, or a part of them.
+    Looking for fragments costs a search per FRAGMENT-long piece of each key; the store skips it for
+    traces, which hold no text that was cut (error messages, where cuts happen, get the full search)."""
     if not text:
         return text
     for value in secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, MASK)
-        if _fragmentable(value):
+        if fragments and _fragmentable(value):
             text = _mask_fragments(text, value)
     return text
 

@@ -16,6 +16,7 @@ from typing import Any
 from randori.agents.messages import Message, Trace, Usage
 from randori.attacks.base import Attack, AttackContext, format_spec
 from randori.attacks.templates import ImportantInstructions, _goal
+from randori.errors import UserError, scrub_secrets
 from randori.tasks.task import InjectionTask, UserTask
 
 SCRIPTED_ATTACKER = "scripted/attacker"
@@ -54,7 +55,7 @@ def observable_trace(trace: Trace) -> str:
             if m.content and not m.tool_calls:
                 lines.append(f"ANSWER {m.content}")
         elif m.role == "tool":
-            lines.append(f"RESULT {m.content[:800]}")
+            lines.append(f"RESULT {scrub_secrets(m.content)[:800]}")  # scrubbed before the cut
     text = "\n".join(lines)
     return text[-MAX_TRACE_CHARS:]
 
@@ -163,8 +164,6 @@ class Adaptive(Attack):
         params.setdefault("budget", 10)
         params.setdefault("trace", False)
         if not 1 <= params["budget"] <= MAX_BUDGET:
-            from randori.errors import UserError
-
             raise UserError(f"the adaptive attack's budget must be from 1 to {MAX_BUDGET} tries, "
                             f"not {params['budget']}")
         super().__init__(**params)

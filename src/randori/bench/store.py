@@ -151,7 +151,7 @@ _FIELDS = fields(CaseResult)
 def _pack(obj: Any, secrets: list[str] | None = None) -> bytes:
     text = json.dumps(obj, ensure_ascii=False)
     if secrets:
-        text = scrub_secrets(text, secrets)
+        text = scrub_secrets(text, secrets, fragments=False)
     return zlib.compress(text.encode(), 3)
 
 
