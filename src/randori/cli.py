@@ -438,7 +438,7 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
     for s in suites:
         try:
-            problems = validate_suite(s)
+            problems = [str(p) for p in validate_suite(s)]
         except UserError as e:
             problems = [str(e)]
         except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
@@ -536,19 +536,22 @@ def run_cli(argv: list[str] | None = None) -> int:
     import sqlite3
 
     # Typer may vendor its own copy of click: take click's exception classes from the one it uses.
-    click_classes = {c.__name__: c for c in typer.BadParameter.__mro__}
+    click_classes: dict[str, type[Exception]] = {
+        c.__name__: c for c in typer.BadParameter.__mro__ if issubclass(c, Exception)}
     usage_error, click_exception = click_classes["UsageError"], click_classes["ClickException"]
     try:
         code = app(args=argv, prog_name="randori", standalone_mode=False)
         return code if isinstance(code, int) else 0
-    except click_exception as e:
-        if type(e).__name__ == "NoArgsIsHelpError":
+    except click_exception as caught:
+        if type(caught).__name__ == "NoArgsIsHelpError":
             return 2  # the help is already printed
-        if isinstance(e, usage_error):
-            ctx = getattr(e, "ctx", None)
+        e: Any = caught
+        message: str = e.format_message()
+        if isinstance(caught, usage_error):
+            ctx = getattr(caught, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            return _fail(e.format_message().rstrip(".") + hint)
-        return _fail(e.format_message(), e.exit_code)
+            return _fail(message.rstrip(".") + hint)
+        return _fail(message, e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("randori: interrupted; finished cases are saved, run the same command to resume.", err=True)
         return 130
