@@ -27,7 +27,7 @@ RESULTS_HELP = "Results directory (holds randori.sqlite)."
 # Bounds that catch a typo before it costs hours or memory; each error message states its bound.
 MAX_REPEATS = 1000
 MAX_RETRIES = 100
-MAX_BUDGET = 1000
+MAX_BUDGET = 1000  # the bound randori.attacks.adaptive puts on a spec's budget too
 MAX_TIMEOUT = 86400.0
 MAX_TEMPERATURE = 2.0
 
@@ -153,15 +153,15 @@ def run(
     results_dir = _results_dir(results)
     _check_base_url("--base-url", base_url)
     _check_base_url("--attacker-base-url", attacker_base_url)
+    settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
+                             reasoning_effort=reasoning_effort)
+    _use_prices(prices)
     console = Console(stderr=True)
     model_name = model or os.environ.get("RANDORI_MODEL")
     if not model_name:
         model_name = DEFAULT_MODEL
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
-    _use_prices(prices)
-    settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
-                             reasoning_effort=reasoning_effort)
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
     chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
                            concurrency=provider_concurrency, **options)

@@ -81,7 +81,7 @@ def test_temperature_none_from_the_cli_sends_no_temperature(tmp_path):
         assert r.returncode == 0, r.stderr
     assert server.requests and all("temperature" not in req for req in server.requests)
     bad = randori("run", "-s", "banking", "--temperature", "warm", "--results", str(tmp_path))
-    assert bad.returncode == 2 and "--temperature must be a number or 'none'" in bad.stderr
+    assert bad.returncode == 2 and "--temperature must be a number from 0 to 2, or 'none'" in bad.stderr
 
 
 def test_unknown_model_stops_the_run_at_once(tmp_path):
