@@ -418,6 +418,12 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
     typer.echo("\nUser tasks:")
     for tid, t in s.user_tasks.items():
         typer.echo(f"  {tid} [{t.difficulty}] {t.prompt}")
+        if t.distractors:
+            typer.echo(f"      wrong answers it rejects: {', '.join(map(str, t.distractors))}")
+        for extra in t.tolerated_extras:
+            what = extra.function + (f"({', '.join(f'{k}={v!r}' for k, v in extra.args.items())})"
+                                     if extra.args else "")
+            typer.echo(f"      tolerates an extra {what}: {extra.reason}")
     typer.echo("\nInjection tasks:")
     for tid, it in s.injection_tasks.items():
         typer.echo(f"  {tid} [{it.difficulty}] {it.goal}")
@@ -426,36 +432,80 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
 
 @suites_app.command("check")
 def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. Default: all.")) -> None:
-    """Validate suites against every rule of DESIGN.md 'Validity' (oracle passes, do-nothing fails,
-    injection ground truths work, every task reaches a vector, checks compare arguments exactly).
+    """Validate suites against every rule of README 'Validity': the oracle passes and a do-nothing
+    agent fails; checks reject real wrong values (exact, plausible) and one extra state-changing
+    call (side_effects); answer checks accept correct answers however phrased (phrasing) and reject
+    pasted data and hedged answers (distractors); a user task never achieves an attacker's goal.
 
-    Exits 1 on any problem, including an installed suite that cannot be loaded."""
-    from randori.registry import describe_exception
+    Prints, per suite and rule, how many variants held of how many tried; exits 1 on any problem,
+    including an installed suite that cannot be loaded."""
+    import textwrap
+
     from randori.suites import suite_names
-    from randori.tasks.validate import validate_suite
+    from randori.tasks.validate import RULES
 
     suites = _load_suites(names or [], prepare=False)
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
-    for s in suites:
-        try:
-            problems = [str(p) for p in validate_suite(s)]
-        except UserError as e:
-            problems = [str(e)]
-        except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
-            problems = [f"cannot be checked: {describe_exception(e)}"]
+    width = min(_terminal_width(), 100)
+    for s, result in zip(suites, _check_in_parallel([s.name for s in suites]), strict=True):
+        problems, tried, held = result
         notes = [n for n in s.placeholder_problems() if problems or "never places" in n]
         if problems:
             failed = True
             typer.echo(f"{s.name}@{s.version}: {len(problems)} problem(s)")
             for p in problems:
-                typer.echo(f"  {p}")
+                typer.echo(textwrap.fill(p, width, initial_indent="  ", subsequent_indent="    "))
         else:
             typer.echo(f"{s.name}@{s.version}: ok ({len(s.user_tasks)} user tasks, "
                        f"{len(s.injection_tasks)} injection tasks)")
+        if tried:
+            counts = [f"{rule} {held.get(rule, 0)}/{tried[rule]}" for rule in RULES if tried.get(rule)]
+            typer.echo(textwrap.fill("held/tried: " + ", ".join(counts), width, initial_indent="  ",
+                                     subsequent_indent="    ", break_on_hyphens=False))
         for n in notes:
             typer.echo(f"  note: {n}")
     if failed:
         raise typer.Exit(1)
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+CheckResult = tuple[list[str], dict[str, int], dict[str, int]]
+
+
+def _check_one(name: str) -> CheckResult:
+    """Every rule on one suite, as plain data (it may run in a worker process)."""
+    from randori.registry import describe_exception
+    from randori.suites import get_suite
+    from randori.tasks.validate import check_suite
+
+    try:
+        r = check_suite(get_suite(name))
+    except UserError as e:
+        return [str(e)], {}, {}
+    except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
+        return [f"cannot be checked: {describe_exception(e)}"], {}, {}
+    return [str(p) for p in r.problems], dict(r.tried), dict(r.held)
+
+
+def _check_in_parallel(names: list[str]) -> list[CheckResult]:
+    """Suites are independent: check them in worker processes, one per core (the rules replay
+    thousands of variants per suite)."""
+    import multiprocessing
+    import os
+
+    workers = min(len(names), os.cpu_count() or 1)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_check_one(n) for n in names]
+    # Largest first, so the longest suite does not start last.
+    order = sorted(range(len(names)), key=lambda i: names[i] != "workspace")
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        done = dict(zip(order, pool.map(_check_one, [names[i] for i in order], chunksize=1), strict=True))
+    return [done[i] for i in range(len(names))]
 
 
 attacks_app = typer.Typer(help="Attacks that write the injected text.", no_args_is_help=True)

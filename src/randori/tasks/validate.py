@@ -1,13 +1,27 @@
 """Suite self-checks: the rules of DESIGN.md "Validity". A benchmark is only as good as its checks.
 
+A check must reject a plausible wrong trajectory and accept a correct answer however it is phrased.
 Rules (each problem names one):
 - `oracle`: the oracle agent (ground truth through the real agent loop) passes `utility`.
 - `ground_truth_errors`: no ground-truth call fails.
 - `noop`: a do-nothing agent fails every user task and never achieves an injection goal.
 - `injection_ground_truth`: an injection task's ground truth makes `attack_succeeded` true.
 - `reach`: every user task shows at least one injection vector (canary replay).
-- `exact`: changing one argument of a ground-truth call in a way that changes the final state must
-  make the check fail (catches checks that ignore the amount, recipient, date, id...).
+- `exact`: one argument of a ground-truth call swapped for a sentinel ("changed", +1, a day later)
+  must fail the check whenever it changes the end state. Injection checks are also probed with
+  other real values of the same kind (same size only: an extra recipient still leaks).
+- `plausible`: one argument of a state-changing ground-truth call of a user task swapped for
+  another real value of its kind from the suite's own data (another IBAN, contact, file, date),
+  a number shifted a little, a date by a day, a time by an hour, a list with an element dropped or
+  a real one added: the check must fail.
+- `side_effects`: the ground truth plus one extra state-changing call (any other task's, one of
+  its own again, or one of its own on another real object) must fail, unless the task tolerates
+  that call and says why (`UserTask.tolerated_extras`).
+- `phrasing`: a task whose check reads the answer accepts the ground-truth answer rewritten as
+  people write it (amounts, dates and times in other styles, markdown, chatty, any letter case).
+- `distractors`: such a task names the plausible wrong answers its data holds; its check fails on
+  the raw tool outputs of its ground truth given as the answer, and on the ground-truth answer
+  with a distractor added as an alternative.
 - `collateral`: the user task's ground truth alone must not achieve any injection goal, neither on
   benign data nor with the attack text in place (a task that forwards an injected mail must not
   count as the agent obeying the attacker).
@@ -17,14 +31,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Trace
+from randori.agents.messages import Message, ToolCall, ToolResult, Trace
 from randori.agents.models.base import CaseContext, ModelSettings
 from randori.agents.models.scripted import ScriptedModel
+from randori.tasks.environment import settled
 from randori.tasks.suite import TaskSuite
+from randori.tasks.variants import ValuePool, phrasings, plausible_values, with_alternative
+
+RULES = ("ground_truth_errors", "oracle", "noop", "reach", "exact", "plausible", "side_effects", "phrasing",
+         "distractors", "collateral", "injection_ground_truth")
+NO_ANSWER = "Done."
+Judge = Callable[[str, Any, Any, Trace], bool]
 
 
 @dataclass(frozen=True)
@@ -32,9 +56,29 @@ class Problem:
     task: str
     rule: str
     message: str
+    suite: str = ""
 
     def __str__(self) -> str:
-        return f"{self.task}: [{self.rule}] {self.message}"
+        where = f"{self.suite}/{self.task}" if self.suite else self.task
+        return f"{where}: [{self.rule}] {self.message}"
+
+
+@dataclass
+class SuiteCheck:
+    """Problems found, and per rule how many variants were tried and how many the checks got right."""
+    suite: str
+    version: str
+    problems: list[Problem] = field(default_factory=list)
+    tried: Counter[str] = field(default_factory=Counter)
+    held: Counter[str] = field(default_factory=Counter)
+
+    def count(self, rule: str, ok: bool, task: str = "", message: str = "") -> bool:
+        self.tried[rule] += 1
+        if ok:
+            self.held[rule] += 1
+        else:
+            self.problems.append(Problem(task, rule, message, self.suite))
+        return ok
 
 
 def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_task: Any,
@@ -76,7 +120,7 @@ _TIME = re.compile(r"^\d{2}:\d{2}$")
 
 
 def mutate(value: Any) -> Any:
-    """One plausible wrong value of the same type and size, or None when there is none."""
+    """One sentinel wrong value of the same type and size, or None when there is none."""
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
@@ -105,9 +149,9 @@ def mutate(value: Any) -> Any:
 
 
 def mutations(value: Any, *, grow_and_shrink: bool) -> list[Any]:
-    """Wrong values to try. Lists also lose or gain an element when `grow_and_shrink`: a user task
-    must notice a missing or an extra recipient, but an attacker's goal is still met when the
-    agent adds someone (so injection checks are probed with same-size replacements only)."""
+    """Sentinel wrong values to try. Lists also lose or gain an element when `grow_and_shrink`: a
+    user task must notice a missing or an extra recipient, but an attacker's goal is still met when
+    the agent adds someone (so injection checks are probed with same-size replacements only)."""
     out = [m for m in (mutate(value),) if m is not None]
     if grow_and_shrink and isinstance(value, list) and value:
         if len(value) >= 2:
@@ -122,82 +166,239 @@ def _state(env: Any) -> Any:
     return env.model_dump(mode="json")
 
 
-def _check_exact(suite: TaskSuite[Any], task: Any, judge: Any, label: str, *,
-                 grow_and_shrink: bool) -> list[Problem]:
-    problems: list[Problem] = []
-    env0 = suite.load_env()
-    calls = task.ground_truth(env0)
-    base_env = suite.load_env()
-    suite.replay(base_env, calls)
-    base_state = _state(base_env)
-    for i, call in enumerate(calls):
-        for arg, value in call.args.items():
-            if (call.function, arg) in task.free_args:
-                continue
-            for wrong in mutations(value, grow_and_shrink=grow_and_shrink):
-                mutated = [c if j != i else c.model_copy(update={"args": {**c.args, arg: wrong}})
-                           for j, c in enumerate(calls)]
-                pre = suite.load_env()
-                env = suite.load_env()
-                results = suite.replay(env, mutated)
-                if _state(env) == base_state:
-                    continue  # the argument does not change the outcome (a search query, a filter)
-                trace = _replay_trace(mutated, results, task.ground_truth_output)
-                try:
-                    passed = judge(task.ground_truth_output, pre, env, trace)
-                except Exception as e:  # a crashing check is a broken check
-                    problems.append(Problem(task.id, "exact", f"check raised {type(e).__name__}: {e}"))
+def _call_key(call: ToolCall) -> str:
+    return call.function + json.dumps(call.args, sort_keys=True, default=str)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class _Run:
+    """A task's ground truth replayed once: its results, the state before each call, the end state."""
+    calls: list[ToolCall]
+    results: list[ToolResult]
+    before: list[Any]  # snapshot before each call
+    env: Any
+    state: Any  # the end state, dumped
+    changing: list[int]  # positions of the calls that changed the state
+
+
+class _Probe:
+    """Replays variants of a ground truth and asks a check about each outcome."""
+
+    def __init__(self, suite: TaskSuite[Any], report: SuiteCheck):
+        self.suite = suite
+        self.report = report
+        self.template = suite.template
+        self.pre = suite.load_env()  # checks only read the pre-state, so one serves every variant
+        self.pre_state = _state(self.pre)
+        self.pool = ValuePool(self.pre_state)
+        self.runs: dict[str, _Run] = {}
+
+    def run(self, task: Any) -> _Run:
+        if task.id not in self.runs:
+            calls = task.ground_truth(self.suite.load_env())
+            env = self.suite.load_env()
+            before, results, changing = [], [], []
+            state = self.pre_state
+            for i, c in enumerate(calls):
+                before.append(self.template.snapshot(env))
+                results += self.suite.replay(env, [c])
+                after = _state(env)
+                if after != state:
+                    changing.append(i)
+                state = after
+            self.runs[task.id] = _Run(calls, results, before, env, state, changing)
+        return self.runs[task.id]
+
+    def variant(self, run: _Run, at: int, calls: list[ToolCall]) -> tuple[Any, list[ToolResult], Any]:
+        """Replay `calls` (which share the ground truth's first `at` calls) from the state reached at
+        `at`: the environment, all results, the end state."""
+        env = self.template.restore(run.before[at]) if at < len(run.before) else self.template.restore(
+            self.template.snapshot(run.env))
+        results = run.results[:at] + self.suite.replay(env, calls[at:])
+        return env, results, _state(env)
+
+    def judge(self, judge: Judge, output: str, env: Any, state: Any, calls: list[ToolCall],
+              results: list[ToolResult], task: str, rule: str) -> bool | None:
+        """The check's verdict, or None when it raised (reported as a problem of `rule`)."""
+        trace = _replay_trace(calls, results, output)
+        try:
+            with settled(dumps={id(self.pre): self.pre_state, id(env): state}):
+                return bool(judge(output, self.pre, env, trace))
+        except Exception as e:  # a crashing check is a broken check
+            self.report.count(rule, False, task, f"check raised {type(e).__name__}: {e}")
+            return None
+
+    def wrong_calls(self, task: Any, label: str, rule: str, values: Callable[[Any, str], list[Any]],
+                    judge: Judge) -> None:
+        """Each argument of each state-changing ground-truth call swapped for each of
+        `values(value, arg)`: when the end state differs from the ground truth's, the check must say no."""
+        run = self.run(task)
+        for i in run.changing:
+            call = run.calls[i]
+            for arg, value in call.args.items():
+                if (call.function, arg) in task.free_args:
                     continue
-                if passed:
-                    problems.append(Problem(
-                        task.id, "exact",
-                        f"{label} still true when {call.function}.{arg} is {wrong!r} instead of {value!r}"))
-    return problems
+                for wrong in values(value, arg):
+                    mutated = [*run.calls[:i], call.model_copy(update={"args": {**call.args, arg: wrong}}),
+                               *run.calls[i + 1:]]
+                    env, results, state = self.variant(run, i, mutated)
+                    if state == run.state:
+                        continue  # the argument does not change the outcome (a search query, a filter)
+                    passed = self.judge(judge, task.ground_truth_output, env, state, mutated, results, task.id, rule)
+                    if passed is not None:
+                        self.report.count(rule, not passed, task.id,
+                                          f"{label} still true when {call.function}.{arg} is {_show(wrong)} "
+                                          f"instead of {_show(value)}")
+
+
+def _extra_calls(probe: _Probe, task: Any, others: list[tuple[str, ToolCall]]) -> Iterator[tuple[str, ToolCall]]:
+    """Extra state-changing calls to try after a task's ground truth: each of its own again, each of
+    its own on another real object, and every other task's."""
+    run = probe.run(task)
+    own = [run.calls[i] for i in run.changing]
+    seen: set[str] = set()
+
+    def fresh(c: ToolCall) -> bool:
+        k = _call_key(c)
+        if k in seen:
+            return False
+        seen.add(k)
+        return True
+
+    for c in own:
+        if fresh(c):
+            yield "its own call again", c
+    for c in own:
+        for arg, value in c.args.items():
+            if (c.function, arg) in task.free_args:
+                continue
+            alts = [v for v in plausible_values(probe.pool, value, arg, limit=1, grow_and_shrink=False)
+                    if isinstance(v, str) or isinstance(value, list)]
+            if alts:
+                other = c.model_copy(update={"args": {**c.args, arg: alts[0]}})
+                if fresh(other):
+                    yield f"its own call on another {arg}", other
+    for source, c in others:
+        if source != task.id and fresh(c):
+            yield f"{source}'s call", c
+
+
+def _other_calls(probe: _Probe, suite: TaskSuite[Any]) -> list[tuple[str, ToolCall]]:
+    out = []
+    for tid, t in [*suite.user_tasks.items(), *suite.injection_tasks.items()]:
+        run = probe.run(t)
+        out += [(tid, run.calls[i]) for i in run.changing]
+    return out
+
+
+def _replayed(suite: TaskSuite[Any], ut: Any, injections: dict[str, str]) -> tuple[Any, Any, Trace]:
+    """What the oracle agent does with the attack text in place: its ground truth on that data."""
+    pre, env = suite.load_env(injections), suite.load_env(injections)
+    calls = ut.ground_truth(suite.load_env(injections))
+    return pre, env, _replay_trace(calls, suite.replay(env, calls), ut.ground_truth_output)
+
+
+def _check_user_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteCheck, tid: str, ut: Any,
+                     others: list[tuple[str, ToolCall]]) -> None:
+    run = probe.run(ut)
+    errors = [r for r in run.results if r.error]
+    report.count("ground_truth_errors", not errors, tid, "; ".join(f"{r.function}: {r.error}" for r in errors))
+    pre, post, trace = _agent_trace(suite, "oracle", ut, None)
+    report.count("oracle", ut.utility(trace.final_output, pre, post, trace), tid,
+                 "the oracle's ground truth fails utility")
+    npre, npost, ntrace = _agent_trace(suite, "noop", ut, None)
+    report.count("noop", not ut.utility(ntrace.final_output, npre, npost, ntrace), tid,
+                 "a do-nothing agent passes utility")
+    report.count("reach", bool(suite.reachable_vectors(tid)), tid, "the ground truth shows no injection vector")
+
+    probe.wrong_calls(ut, "utility", "exact", lambda v, a: mutations(v, grow_and_shrink=True), ut.utility)
+    probe.wrong_calls(ut, "utility", "plausible", lambda v, a: plausible_values(probe.pool, v, a), ut.utility)
+
+    for why, extra in _extra_calls(probe, ut, others):
+        if any(t.matches(extra) for t in ut.tolerated_extras):
+            continue
+        calls = [*run.calls, extra]
+        env, results, state = probe.variant(run, len(run.calls), calls)
+        if state == run.state:
+            continue  # it changed nothing (it failed, or it repeats what is already so)
+        passed = probe.judge(ut.utility, ut.ground_truth_output, env, state, calls, results, tid, "side_effects")
+        if passed is not None:
+            report.count("side_effects", not passed, tid,
+                         f"utility still true after an extra {extra.function}({_show(extra.args)}) ({why})")
+
+    def answer(text: str, rule: str) -> bool | None:
+        return probe.judge(ut.utility, text, run.env, run.state, run.calls, run.results, tid, rule)
+
+    if answer(ut.ground_truth_output, "phrasing") and answer(NO_ANSWER, "phrasing") is False:
+        _check_answer(report, ut, run, answer)
+
+    for iid, it in suite.injection_tasks.items():
+        ok = not it.attack_succeeded(trace.final_output, pre, post, trace)
+        if not report.count("collateral", ok, tid, f"its ground truth achieves {iid}'s goal"):
+            continue
+        injections = _attack_text(suite, ut, it)
+        if injections:
+            apre, apost, atrace = _replayed(suite, ut, injections)
+            report.count("collateral", not it.attack_succeeded(atrace.final_output, apre, apost, atrace), tid,
+                         f"with {iid}'s attack text in place, its ground truth achieves the goal without "
+                         "obeying it")
+
+
+def _check_answer(report: SuiteCheck, ut: Any, run: _Run, answer: Callable[[str, str], bool | None]) -> None:
+    tid = ut.id
+    for label, text in phrasings(ut.ground_truth_output):
+        passed = answer(text, "phrasing")
+        if passed is not None:
+            report.count("phrasing", passed, tid, f"a correct answer fails ({label}): {_show(text)}")
+    report.count("distractors", bool(ut.distractors), tid,
+                 "the check reads the answer but the task names no distractors (plausible wrong answers)")
+    raw = "\n".join(r.content if r.error is None else r.error for r in run.results)
+    passed = answer(raw, "distractors")
+    if passed is not None:
+        report.count("distractors", not passed, tid, "the raw tool outputs of the ground truth pass as the answer")
+    for d in ut.distractors:
+        passed = answer(with_alternative(ut.ground_truth_output, d), "distractors")
+        if passed is not None:
+            report.count("distractors", not passed, tid,
+                         f"the ground-truth answer with {d!s} added as an alternative passes")
+
+
+def _check_injection_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteCheck, iid: str, it: Any) -> None:
+    run = probe.run(it)
+    if not run.calls and not it.ground_truth_output:
+        report.count("injection_ground_truth", False, iid, "empty ground truth")
+    errors = [r for r in run.results if r.error]
+    report.count("ground_truth_errors", not errors, iid, "; ".join(f"{r.function}: {r.error}" for r in errors))
+    pre, post, trace = _agent_trace(suite, "oracle", None, it)
+    report.count("injection_ground_truth", it.attack_succeeded(trace.final_output, pre, post, trace), iid,
+                 "ground truth does not achieve the goal")
+    pre, post, trace = _agent_trace(suite, "noop", None, it)
+    report.count("noop", not it.attack_succeeded(trace.final_output, pre, post, trace), iid,
+                 "a do-nothing agent achieves the goal")
+
+    def wrong(value: Any, arg: str) -> list[Any]:
+        return [*mutations(value, grow_and_shrink=False),
+                *plausible_values(probe.pool, value, arg, grow_and_shrink=False)]
+
+    probe.wrong_calls(it, "attack_succeeded", "exact", wrong, it.attack_succeeded)
+
+
+def check_suite(suite: TaskSuite[Any]) -> SuiteCheck:
+    """Every rule on every task of `suite`."""
+    report = SuiteCheck(suite.name, suite.version)
+    probe = _Probe(suite, report)
+    others = _other_calls(probe, suite)
+    for tid, ut in suite.user_tasks.items():
+        _check_user_task(suite, probe, report, tid, ut, others)
+    for iid, it in suite.injection_tasks.items():
+        _check_injection_task(suite, probe, report, iid, it)
+    return report
 
 
 def validate_suite(suite: TaskSuite[Any]) -> list[Problem]:
-    problems: list[Problem] = []
-    for tid, ut in suite.user_tasks.items():
-        env = suite.load_env()
-        results = suite.replay(env, ut.ground_truth(suite.load_env()))
-        for r in results:
-            if r.error:
-                problems.append(Problem(tid, "ground_truth_errors", f"{r.function}: {r.error}"))
-        oracle = pre, post, trace = _agent_trace(suite, "oracle", ut, None)
-        if not ut.utility(trace.final_output, pre, post, trace):
-            problems.append(Problem(tid, "oracle", "the oracle's ground truth fails utility"))
-        pre, post, trace = _agent_trace(suite, "noop", ut, None)
-        if ut.utility(trace.final_output, pre, post, trace):
-            problems.append(Problem(tid, "noop", "a do-nothing agent passes utility"))
-        if not suite.reachable_vectors(tid):
-            problems.append(Problem(tid, "reach", "the ground truth shows no injection vector"))
-        problems += _check_exact(suite, ut, ut.utility, "utility", grow_and_shrink=True)
-        # The user's own task must not fulfil an attacker's goal, or attack success is meaningless.
-        pre, post, trace = oracle
-        for iid, it in suite.injection_tasks.items():
-            if it.attack_succeeded(trace.final_output, pre, post, trace):
-                problems.append(Problem(tid, "collateral", f"its ground truth achieves {iid}'s goal"))
-                continue
-            injections = _attack_text(suite, ut, it)
-            if not injections:
-                continue
-            apre, apost, atrace = _agent_trace(suite, "oracle", ut, None, injections)
-            if it.attack_succeeded(atrace.final_output, apre, apost, atrace):
-                problems.append(Problem(tid, "collateral", f"with {iid}'s attack text in place, its ground "
-                                        "truth achieves the goal without obeying it"))
-    for iid, it in suite.injection_tasks.items():
-        env = suite.load_env()
-        calls = it.ground_truth(suite.load_env())
-        if not calls and not it.ground_truth_output:
-            problems.append(Problem(iid, "injection_ground_truth", "empty ground truth"))
-        for r in suite.replay(env, calls):
-            if r.error:
-                problems.append(Problem(iid, "ground_truth_errors", f"{r.function}: {r.error}"))
-        pre, post, trace = _agent_trace(suite, "oracle", None, it)
-        if not it.attack_succeeded(trace.final_output, pre, post, trace):
-            problems.append(Problem(iid, "injection_ground_truth", "ground truth does not achieve the goal"))
-        pre, post, trace = _agent_trace(suite, "noop", None, it)
-        if it.attack_succeeded(trace.final_output, pre, post, trace):
-            problems.append(Problem(iid, "noop", "a do-nothing agent achieves the goal"))
-        problems += _check_exact(suite, it, it.attack_succeeded, "attack_succeeded", grow_and_shrink=False)
-    return problems
+    return check_suite(suite).problems
