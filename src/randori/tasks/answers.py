@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Union
 
 from dateutil import parser as dateparser
 
@@ -220,7 +219,7 @@ class Clock:
         return mentions_time(text, self.value)
 
 
-Needle = Union[str, Money, Day, Clock, tuple["Needle", ...], list["Needle"]]
+Needle = str | Money | Day | Clock | tuple["Needle", ...] | list["Needle"]
 
 
 def _found(text: str, low: str, needle: Needle) -> bool:
