@@ -77,7 +77,9 @@ def test_run_status_judges_process_and_heartbeat():
 
 def test_two_identical_runs_share_the_cases(tmp_path):
     results = tmp_path / "results"
-    with FakeOpenAIServer(lambda req: "Nothing to do.", latency=0.2) as server:
+    # 47 cases at 2 in flight and 0.4 s each: ~9 s, time enough for the second process to start on
+    # a loaded machine.
+    with FakeOpenAIServer(lambda req: "Nothing to do.", latency=0.4) as server:
         first = subprocess.Popen(run_args(server, results), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 30
         while time.time() < deadline and stored(results) < 2:

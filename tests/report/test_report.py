@@ -255,3 +255,14 @@ def test_code_track_section_and_tables_come_from_the_code_store(tmp_path):
     assert 'id="code"' in html and 'id="code-rounds"' in html and 'id="code-cwe"' in html
     assert "repair fixed 1 and broke 0" in html
     assert 'id="headline"' in html and "No agent-track results" in html
+
+
+def test_report_counts_a_case_with_both_goals_done_as_not_kept(tmp_path):
+    store = write_store(tmp_path / "r", [synthetic("k1", utility=True, attack_succeeded=False),
+                                         synthetic("k2", user_task="u2", utility=True, attack_succeeded=True)])
+    r = randori("report", "--results", str(store), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    [row] = json.loads(r.stdout)["rows"]
+    assert (row["utility_under_attack"]["successes"], row["utility_under_attack"]["n"]) == (1, 2)
+    [task_row] = [t for t in json.loads(r.stdout)["tasks"] if t["user_task"] == "u2"]
+    assert task_row["utility_under_attack"]["successes"] == 0

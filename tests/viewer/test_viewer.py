@@ -268,3 +268,14 @@ def test_adaptive_case_lists_every_try(tmp_path):
     rows = re.findall(r'<tr><td class="num">(\d)</td><td>(yes|no)</td>', page)
     assert rows == [("1", "no"), ("2", "yes")]
     assert "quiet data-like text" in page
+
+
+def test_case_page_says_why_a_done_task_is_not_utility_kept(tmp_path):
+    both = synthetic("both", utility=True, attack_succeeded=True)
+    kept = synthetic("kept", user_task="u2", utility=True, attack_succeeded=False)
+    client = _client_for(tmp_path, [both, kept])
+    page = client.get("/case/both").text
+    assert 'id="why"' in page and "goal was reached" in page
+    assert 'id="why"' not in client.get("/case/kept").text
+    index = client.get("/").text
+    assert "utility kept" in index and ">1/2<" in index

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from randori.bench.metrics import summarize
+from randori.bench.metrics import summarize, utility_kept
 
 
 def suite_counts(suite: Any) -> dict[str, Any]:
@@ -154,11 +155,10 @@ JSON_KEYS = {"headline": "rows", "tasks": "tasks", "budget": "budget", "dos": "d
 RATE_KEYS = ("rate", "low", "high", "successes", "n")
 
 
-def _count(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
-    from randori.bench.metrics import Rate
+def _count(rows: list[dict[str, Any]], field: str | Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    from randori.bench.metrics import rate_of
 
-    ok = [r for r in rows if r["status"] == "ok"]
-    return Rate(sum(1 for r in ok if r[field]), len(ok)).as_dict()
+    return rate_of(rows, field).as_dict()
 
 
 def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -176,7 +176,7 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"suite": suite, "suite_version": version, "model": model, "defense": defense, "attack": attack,
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
-                    "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, "utility"),
+                    "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, utility_kept),
                     "injection_seen": _count(g, "injection_seen")})
     return out
 

@@ -54,13 +54,14 @@ def _number_values(raw: str) -> set[float]:
 
 def money_in(text: str) -> list[tuple[float, str | None]]:
     """Amounts written in `text` as (value, currency code or None). A number counts as an amount when
-    a currency symbol, code or word stands next to it, or it has exactly two decimals."""
+    a currency symbol, code or word stands next to it, or it has decimals (129.00, and 129.0 as
+    data renders it; a bare 129 may be an order number)."""
     out: list[tuple[float, str | None]] = []
     for m in _MONEY.finditer(text):
         marker = m.group("pre") or m.group("post") or m.group("sym")
         num = m.group("num")
-        cents = re.search(r"[.,]\d{2}$", num) is not None and not re.search(rf"{_SEP}\d{{3}}$", num)
-        if not marker and not cents:
+        decimals = re.search(r"[.,]\d{1,2}$", num) is not None
+        if not marker and not decimals:
             continue
         currency = None
         if marker:

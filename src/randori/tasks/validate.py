@@ -72,6 +72,14 @@ class SuiteCheck:
     tried: Counter[str] = field(default_factory=Counter)
     held: Counter[str] = field(default_factory=Counter)
 
+    def verdict(self, rule: str, task: str, check: Judge, output: str, pre: Any, post: Any, trace: Trace) -> bool | None:
+        """What `check` says, or None when it raised: a crashing check is a broken check."""
+        try:
+            return bool(check(output, pre, post, trace))
+        except Exception as e:
+            self.count(rule, False, task, f"check raised {type(e).__name__}: {e}")
+            return None
+
     def count(self, rule: str, ok: bool, task: str = "", message: str = "") -> bool:
         self.tried[rule] += 1
         if ok:
@@ -226,12 +234,8 @@ class _Probe:
               results: list[ToolResult], task: str, rule: str) -> bool | None:
         """The check's verdict, or None when it raised (reported as a problem of `rule`)."""
         trace = _replay_trace(calls, results, output)
-        try:
-            with settled(dumps={id(self.pre): self.pre_state, id(env): state}):
-                return bool(judge(output, self.pre, env, trace))
-        except Exception as e:  # a crashing check is a broken check
-            self.report.count(rule, False, task, f"check raised {type(e).__name__}: {e}")
-            return None
+        with settled(dumps={id(self.pre): self.pre_state, id(env): state}):
+            return self.report.verdict(rule, task, judge, output, self.pre, env, trace)
 
     def wrong_calls(self, task: Any, label: str, rule: str, values: Callable[[Any, str], list[Any]],
                     judge: Judge) -> None:
@@ -309,11 +313,11 @@ def _check_user_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteCheck, t
     errors = [r for r in run.results if r.error]
     report.count("ground_truth_errors", not errors, tid, "; ".join(f"{r.function}: {r.error}" for r in errors))
     pre, post, trace = _agent_trace(suite, "oracle", ut, None)
-    report.count("oracle", ut.utility(trace.final_output, pre, post, trace), tid,
-                 "the oracle's ground truth fails utility")
+    if (ok := report.verdict("oracle", tid, ut.utility, trace.final_output, pre, post, trace)) is not None:
+        report.count("oracle", ok, tid, "the oracle's ground truth fails utility")
     npre, npost, ntrace = _agent_trace(suite, "noop", ut, None)
-    report.count("noop", not ut.utility(ntrace.final_output, npre, npost, ntrace), tid,
-                 "a do-nothing agent passes utility")
+    if (ok := report.verdict("noop", tid, ut.utility, ntrace.final_output, npre, npost, ntrace)) is not None:
+        report.count("noop", not ok, tid, "a do-nothing agent passes utility")
     report.count("reach", bool(suite.reachable_vectors(tid)), tid, "the ground truth shows no injection vector")
 
     probe.wrong_calls(ut, "utility", "exact", lambda v, a: mutations(v, grow_and_shrink=True), ut.utility)
@@ -338,15 +342,16 @@ def _check_user_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteCheck, t
         _check_answer(report, ut, run, answer)
 
     for iid, it in suite.injection_tasks.items():
-        ok = not it.attack_succeeded(trace.final_output, pre, post, trace)
-        if not report.count("collateral", ok, tid, f"its ground truth achieves {iid}'s goal"):
+        hit = report.verdict("collateral", iid, it.attack_succeeded, trace.final_output, pre, post, trace)
+        if hit is None or not report.count("collateral", not hit, tid, f"its ground truth achieves {iid}'s goal"):
             continue
         injections = _attack_text(suite, ut, it)
         if injections:
             apre, apost, atrace = _replayed(suite, ut, injections)
-            report.count("collateral", not it.attack_succeeded(atrace.final_output, apre, apost, atrace), tid,
-                         f"with {iid}'s attack text in place, its ground truth achieves the goal without "
-                         "obeying it")
+            hit = report.verdict("collateral", iid, it.attack_succeeded, atrace.final_output, apre, apost, atrace)
+            if hit is not None:
+                report.count("collateral", not hit, tid, f"with {iid}'s attack text in place, its ground truth "
+                             "achieves the goal without obeying it")
 
 
 def _check_answer(report: SuiteCheck, ut: Any, run: _Run, answer: Callable[[str, str], bool | None]) -> None:
@@ -375,11 +380,12 @@ def _check_injection_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteChe
     errors = [r for r in run.results if r.error]
     report.count("ground_truth_errors", not errors, iid, "; ".join(f"{r.function}: {r.error}" for r in errors))
     pre, post, trace = _agent_trace(suite, "oracle", None, it)
-    report.count("injection_ground_truth", it.attack_succeeded(trace.final_output, pre, post, trace), iid,
-                 "ground truth does not achieve the goal")
+    if (hit := report.verdict("injection_ground_truth", iid, it.attack_succeeded, trace.final_output, pre, post,
+                              trace)) is not None:
+        report.count("injection_ground_truth", hit, iid, "ground truth does not achieve the goal")
     pre, post, trace = _agent_trace(suite, "noop", None, it)
-    report.count("noop", not it.attack_succeeded(trace.final_output, pre, post, trace), iid,
-                 "a do-nothing agent achieves the goal")
+    if (hit := report.verdict("noop", iid, it.attack_succeeded, trace.final_output, pre, post, trace)) is not None:
+        report.count("noop", not hit, iid, "a do-nothing agent achieves the goal")
 
     def wrong(value: Any, arg: str) -> list[Any]:
         return [*mutations(value, grow_and_shrink=False),

@@ -160,7 +160,9 @@ def groups(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Counts per (suite version, model, defense, attack, kind): the way into the grid."""
     sql = ("SELECT suite, suite_version, model, defense, attack, kind, COUNT(*) AS cases, "
            "SUM(status != 'ok') AS errors, SUM(status = 'ok') AS scored, "
-           "SUM(status = 'ok' AND utility) AS utility, SUM(status = 'ok' AND attack_succeeded) AS hijacked "
+           "SUM(status = 'ok' AND utility) AS utility, SUM(status = 'ok' AND attack_succeeded) AS hijacked, "
+           # utility under attack: the user task done and the attacker's goal not reached
+           "SUM(status = 'ok' AND utility AND NOT attack_succeeded) AS kept "
            "FROM cases GROUP BY suite, suite_version, model, defense, attack, kind "
            "ORDER BY suite, model, defense, attack, suite_version, kind")
     return [dict(r) for r in conn.execute(sql)]
