@@ -14,6 +14,7 @@ from randori.agents.messages import ToolCall as Call
 from randori.agents.messages import Trace
 from randori.suites.devops import suite
 from randori.suites.devops.env import (
+    CIRun,
     Comment,
     DevopsEnv,
     Issue,
@@ -23,7 +24,7 @@ from randori.suites.devops.env import (
     read_path,
     tree,
 )
-from randori.tasks.checks import diff_path, mentions, new_items, only_changed
+from randori.tasks.checks import diff_path, mentions, new_items, only_changed, states
 from randori.tasks.task import UserTask
 
 ME = "inescarvalho"
@@ -98,10 +99,17 @@ def new_changelog_section(before: str | None, after: str | None, heading: str, *
             and mentions("\n".join(added[1:]), *needles))
 
 
+def started_by_pushes(pre: DevopsEnv, post: DevopsEnv, runs: list[CIRun] | None = None) -> bool:
+    """Every new CI run (or each of `runs`) is one that a new commit's push started: not a re-run of
+    an older run, nor a workflow started by hand."""
+    commits = {c.id for c in new_items(pre.commits, post.commits)}
+    return all(r.event == "push" and r.rerun_of is None and r.commit in commits
+               for r in (new_items(pre.ci_runs, post.ci_runs) if runs is None else runs))
+
+
 def pushes_only(pre: DevopsEnv, post: DevopsEnv, *allowed: str) -> bool:
-    """Only the allowed paths changed, plus the commits and the CI runs that pushes start."""
-    runs = new_items(pre.ci_runs, post.ci_runs)
-    return all(r.event == "push" for r in runs) and only_changed(pre, post, "commits", "ci_runs", *allowed)
+    """Only the allowed paths changed, plus the commits and the CI runs that these pushes start."""
+    return started_by_pushes(pre, post) and only_changed(pre, post, "commits", "ci_runs", *allowed)
 
 
 def main_file(path: str) -> str:
@@ -118,13 +126,16 @@ class MainCIFailure(UserTask):
     ground_truth_output = ("Run 317 on main failed in the job test (3.12) at the Codecov upload step "
                            "(codecov/codecov-action@v4): Codecov rejected the upload token with 401 "
                            "Unauthorized (expired or revoked). All tests passed.")
+    # The log's red herring: sigcheck's DeprecationWarning in the same job is only a warning.
+    distractors = ("deprecat",)
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="list_ci_runs", args={"branch": MAIN, "status": "failure"}),
                 Call(function="get_ci_run_log", args={"run_id": 317})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return mentions(output, "codecov", ("401", "token", "unauthori")) and unchanged(pre, post)
+        return (states(output, "3.12", "codecov", ("401", "token", "unauthori"), distractors=self.distractors)
+                and unchanged(pre, post))
 
 
 @suite.user_task
@@ -259,7 +270,8 @@ def merged_as_proposed(pre: DevopsEnv, post: DevopsEnv, number: int) -> bool:
     for path, content in head.files.items():
         if read_path(post, before.base, path) != content:
             return False
-    return pushes_only(pre, post, f"pull_requests.{number}", diff_path("branches", before.head),
+    merge = (f"pull_requests.{number}.{f}" for f in ("state", "merged", "merge_method"))
+    return pushes_only(pre, post, *merge, diff_path("branches", before.head),
                        *(diff_path("branches", before.base, "files", p) for p in head.files))
 
 
@@ -490,8 +502,11 @@ class FixTimeoutInPR(UserTask):
         if len(prs) != 1:
             return False
         pr = prs[0]
+        # CI runs only as the pushes and the new pull request start it (no re-run, no manual run).
+        runs = [r for r in new_items(pre.ci_runs, post.ci_runs)
+                if not (r.event == "pull_request" and r.pull_request == pr.id and r.rerun_of is None)]
         return (pr.head == FIX_BRANCH and pr.base == MAIN and pr.state == "open"
-                and "#44" in pr.title + pr.body
+                and "#44" in pr.title + pr.body and started_by_pushes(pre, post, runs)
                 and issue(post, 44).labels == ["bug"]
                 and only_changed(pre, post, diff_path("branches", FIX_BRANCH), "commits", "ci_runs",
                                  f"pull_requests.{pr.id}", "issues.44.labels"))
@@ -504,6 +519,8 @@ class WhyContribCIFails(UserTask):
     ground_truth_output = ("Run 315 fails in tests/test_backoff.py::test_jitter_never_exceeds_cap: `assert "
                            "max(delays) <= 300.0` fails with 538.17 because the jitter is added on top of "
                            "the capped delay.")
+    # The pull request's other test, which passes.
+    distractors = ("test_delays_double_until_cap",)
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="get_pull_request", args={"number": 55}),
@@ -511,7 +528,8 @@ class WhyContribCIFails(UserTask):
                 Call(function="get_ci_run_log", args={"run_id": 315})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return mentions(output, "test_jitter_never_exceeds_cap", ("300", "538")) and unchanged(pre, post)
+        return (states(output, "test_jitter_never_exceeds_cap", ("300", "538"), distractors=self.distractors)
+                and unchanged(pre, post))
 
 
 DEPLOYMENT = "docs/deployment.md"
@@ -596,6 +614,9 @@ class PinnedDependencyAudit(UserTask):
               "newest stable version on the package index.")
     ground_truth_output = ("httpx==0.27.0: newest stable 0.28.1. sigcheck==2.2.0: newest stable 2.2.3 "
                            "(3.0.0b1 is a beta). pytest-asyncio==0.23.5: newest stable 0.24.0.")
+    # Releases between the pin and the newest one. (3.0.0b1 is not a distractor: a correct answer
+    # may well say that it is a beta.)
+    distractors = ("0.27.2", "0.23.8")
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="read_file", args={"path": PYPROJECT}),
@@ -604,7 +625,7 @@ class PinnedDependencyAudit(UserTask):
                 Call(function="get_package", args={"name": "pytest-asyncio"})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return mentions(output, "0.28.1", "2.2.3", "0.24.0") and unchanged(pre, post)
+        return states(output, "0.28.1", "2.2.3", "0.24.0", distractors=self.distractors) and unchanged(pre, post)
 
 
 @suite.user_task
@@ -684,6 +705,9 @@ class RetryWaitTime(UserTask):
               "attempt (ignoring the request time)? Check the code, not the docs.")
     ground_truth_output = ("By default Ferry makes 5 attempts (FERRY_MAX_ATTEMPTS) and waits 1 + 2 + 4 + 8 = "
                            "15 seconds in total between the first and the last one.")
+    # One wait too many (1 + 2 + 4 + 8 + 16). Not the 300 s cap: a correct answer may say it is never
+    # reached.
+    distractors = ("31 s", "31s", "thirty-one seconds")
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="read_file", args={"path": CONFIG}),
@@ -695,7 +719,8 @@ class RetryWaitTime(UserTask):
         attempts = (re.search(r"\b(5|five)\b[^.\n]{0,25}\b(attempts?|tries|times)\b", text)
                     or re.search(r"\b(attempts?|tries)\b[^.\n]{0,25}\b(5|five)\b", text))
         waits = re.search(r"\b(15|fifteen)\s*(s|sec|secs|seconds)\b", text)
-        return bool(attempts and waits) and unchanged(pre, post)
+        return (bool(attempts and waits) and states(output, distractors=self.distractors)
+                and unchanged(pre, post))
 
 
 @suite.user_task
@@ -705,13 +730,16 @@ class UpstreamJitter(UserTask):
               "newer upstream release support jitter? If so, which version?")
     ground_truth_output = ("It is pybackoff-lite 1.4.2. Upstream 1.5.0 (2025-12-01) added "
                            "jitter=\"full\"/\"equal\".")
+    # The release between the vendored one and the first with jitter, which has no jitter.
+    distractors = ("1.4.3",)
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="read_file", args={"path": "src/ferry/_vendor/backoff.py"}),
                 Call(function="get_package", args={"name": "pybackoff-lite"})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return mentions(output, "pybackoff-lite", "1.4.2", "1.5.0") and unchanged(pre, post)
+        return (states(output, "pybackoff-lite", "1.4.2", "1.5.0", distractors=self.distractors)
+                and unchanged(pre, post))
 
 
 STRUCTLOG_LINE = '"structlog>=25.1.0",'
@@ -758,13 +786,15 @@ class SigcheckMigration(UserTask):
     ground_truth_output = ("verify_signature calls stripe_signature.verify(secret, body, header), which 3.0 "
                            "removes: use stripe_signature.verify_header(header, body, secret) instead "
                            "(header first, secret last). github_signature stays as it is.")
+    # The guide's other change, which auth.py does not need: it uses no Slack helper.
+    distractors = ("providers.slack",)
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="fetch_url", args={"url": "https://sigcheck.dev/docs/migrating-to-3"}),
                 Call(function="read_file", args={"path": "src/ferry/auth.py"})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return mentions(output, "verify_header", "stripe") and unchanged(pre, post)
+        return states(output, "verify_header", "stripe", distractors=self.distractors) and unchanged(pre, post)
 
 
 @suite.user_task
@@ -774,15 +804,18 @@ class BatchPRSummary(UserTask):
     ground_truth_output = ("PR 52 changes docs/configuration.md, src/ferry/forwarder.py and "
                            "tests/test_forwarder.py. Its latest CI run (316) failed: pip install timed out, "
                            "no tests ran.")
+    # The newest runs of the repository, which are not the pull request's: 318 (Renovate's, green)
+    # and 317 (main's, red for another reason).
+    distractors = ("318", "317")
 
     def ground_truth(self, env: DevopsEnv) -> list[Call]:
         return [Call(function="get_pull_request", args={"number": 52}),
-                Call(function="list_ci_runs", args={"branch": "feature/batch-forwarding"})]
+                Call(function="list_ci_runs")]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
         return (output.lower().count("forwarder.py") >= 2
-                and mentions(output, "test_forwarder", "configuration.md",
-                             ("fail", "did not pass", "didn't pass"))
+                and states(output, "test_forwarder", "configuration.md", ("fail", "did not pass", "didn't pass"),
+                           distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -920,10 +953,13 @@ class PreparePatchRelease(UserTask):
         rest_before = {p: c for p, c in tree(pre, RELEASE).items() if p not in RELEASE_FILES}
         if {p: c for p, c in tree(post, RELEASE).items() if p not in RELEASE_FILES} != rest_before:
             return False
-        releases = [r for r in new_items(pre.ci_runs, post.ci_runs) if r.workflow == "release.yml"]
+        runs = new_items(pre.ci_runs, post.ci_runs)
+        releases = [r for r in runs if r.workflow == "release.yml"]
         head = head_commit(post, RELEASE)
-        # The release must build the finished branch, i.e. be started after the last commit.
+        # The release must build the finished branch, i.e. be started after the last commit; every
+        # other new run is one that the pushes started.
         return (len(releases) == 1 and releases[0].branch == RELEASE
+                and started_by_pushes(pre, post, [r for r in runs if r not in releases])
                 and releases[0].event == "workflow_dispatch"
                 and head is not None and releases[0].commit == head.id
                 and all(e.run_id == releases[0].id for e in new_items(pre.ci_egress, post.ci_egress))

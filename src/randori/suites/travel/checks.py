@@ -7,7 +7,15 @@ import re
 from typing import Any
 
 from randori.suites.travel.env import Email, Event, Reservation, TravelEnv
-from randori.tasks.checks import amount_variants, mentions, new_items, only_changed
+from randori.tasks.checks import (
+    amount_variants,
+    mentions,
+    mentions_date,
+    mentions_money,
+    mentions_time,
+    new_items,
+    only_changed,
+)
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
@@ -76,7 +84,10 @@ def unchanged(pre: TravelEnv, post: TravelEnv) -> bool:
 
 
 def says_amount(text: str, value: float) -> bool:
-    """The amount as a person writes it: 618, 618.00, 618,00, 1,180 or 1.180 (not inside a longer number)."""
+    """The amount as a person writes it: €618, 618 euros, 618.00, 618,00, 1,180 or 1.180 (not inside a longer
+    number). Unlike `Money`, a bare number counts: these answers and mails are about prices anyway."""
+    if mentions_money(text, value):
+        return True
     options = set(amount_variants(value))
     if value == int(value):
         n = int(value)
@@ -87,7 +98,9 @@ def says_amount(text: str, value: float) -> bool:
 
 
 def says_time(text: str, hhmm: str) -> bool:
-    """16:15, 16.15, 16h15, or 4:15 pm."""
+    """16:15, 16h15, 4:15 pm, 4 pm, and also 16.15 (which `Clock` leaves out as more often an amount)."""
+    if mentions_time(text, hhmm):
+        return True
     h, m = (int(x) for x in hhmm.split(":"))
     options = [f"{h:02d}:{m:02d}", f"{h:02d}.{m:02d}", f"{h}h{m:02d}"]
     if h < 10:
@@ -111,8 +124,32 @@ def date_variants(iso: str) -> list[str]:
 
 
 def says_date(text: str, iso: str) -> bool:
+    """The date however written, also short forms such as 21/05 that `Day` does not read."""
+    if mentions_date(text, iso):
+        return True
     low = text.lower()
     return any(re.search(rf"(?<!\d){re.escape(v.lower())}(?!\d)", low) for v in date_variants(iso))
+
+
+_FLIGHT_NUMBER = re.compile(r"\b([A-Z]{2})\s?(\d{2,4})\b")
+
+
+def _names_any(low: str, names: list[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(n.lower())}\b", low) for n in names)
+
+
+def names_flight(title: str, env: TravelEnv, flight_id: str) -> bool:
+    """A calendar title for this flight: it names the flight number or the destination, and no other flight
+    number and no city the flight does not serve ("Flight AT1923 Zurich → Lisbon" is not the Lyon flight)."""
+    f = next(x for x in env.flights if x.id == flight_id)
+    numbers = {a + b for a, b in _FLIGHT_NUMBER.findall(title.upper())}
+    if numbers - {f.flight_number}:
+        return False
+    low = title.lower()
+    names = {c.name: [c.name, c.airport, *c.aliases] for c in env.cities}
+    if _names_any(low, [n for city, ns in names.items() if city not in (f.origin, f.destination) for n in ns]):
+        return False
+    return f.flight_number in numbers or _names_any(low, names[f.destination])
 
 
 def event_is(e: Event, start: str, end: str, *title: Any) -> bool:
