@@ -143,6 +143,9 @@ _CLOCK = re.compile(r"(?<![\d:.])(\d{1,2})(?::|\.|h)(\d{2})(?![\d:])(?:\s*(a\.?m
                     re.IGNORECASE)
 _HOUR = re.compile(r"(?<![\d:.])(\d{1,2})\s*(?:(a\.?m\.?|p\.?m\.?)(?![a-z])|h\b|o'clock)", re.IGNORECASE)
 _NAMED = {"noon": dt.time(12, 0), "midday": dt.time(12, 0), "midnight": dt.time(0, 0)}
+# "1:00-1:45 PM", "10-11 am": the first time of a range shares the second's am/pm.
+_CLOCK_RANGE = re.compile(r"(?<![\d:.])(\d{1,2})(?::(\d{2}))?\s*(?:-|–|—|to|until|till)\s*(\d{1,2})(?::\d{2})?\s*"
+                          r"(a\.?m\.?|p\.?m\.?)(?![a-z])", re.IGNORECASE)
 
 
 def _clock(h: int, m: int, half: str | None) -> dt.time | None:
@@ -156,11 +159,21 @@ def _clock(h: int, m: int, half: str | None) -> dt.time | None:
 
 
 def times_in(text: str) -> set[dt.time]:
-    """Times of day written in `text`: 15:00, 15.00, 15h00, 3 pm, 3:00 PM, 3 p.m., noon."""
+    """Times of day written in `text`: 15:00, 15.00, 15h00, 3 pm, 3:00 PM, 3 p.m., noon, and both
+    ends of 1:00-1:45 PM (which is not 01:00)."""
     out: set[dt.time | None] = set()
+    shared: set[int] = set()  # where a range's first time starts: it takes the range's am/pm
+    for m in _CLOCK_RANGE.finditer(text):
+        first, second, half = int(m[1]), int(m[3]), m[4].lower()
+        if first % 12 > second % 12:  # "11-1 pm" starts in the morning
+            half = "am" if half.startswith("p") else "pm"
+        out.add(_clock(first, int(m[2] or 0), half))
+        shared.add(m.start(1))
     for m in _CLOCK.finditer(text):
         if m[0][len(m[1])] == "." and not m[3]:
             continue  # "15.00" alone is more often an amount than a time
+        if m.start(1) in shared and not m[3]:
+            continue
         out.add(_clock(int(m[1]), int(m[2]), m[3]))
     for m in _HOUR.finditer(text):
         out.add(_clock(int(m[1]), 0, m[2]))

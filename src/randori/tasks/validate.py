@@ -72,7 +72,8 @@ class SuiteCheck:
     tried: Counter[str] = field(default_factory=Counter)
     held: Counter[str] = field(default_factory=Counter)
 
-    def verdict(self, rule: str, task: str, check: Judge, output: str, pre: Any, post: Any, trace: Trace) -> bool | None:
+    def verdict(self, rule: str, task: str, check: Judge, output: str, pre: Any, post: Any,
+                trace: Trace) -> bool | None:
         """What `check` says, or None when it raised: a crashing check is a broken check."""
         try:
             return bool(check(output, pre, post, trace))
