@@ -108,7 +108,9 @@ def run(
     attacker_model: str | None = typer.Option(
         None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
         "scripted agents, else the agent's own model."),
-    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive."),
+    attacker_budget: int | None = typer.Option(None, min=1, max=MAX_BUDGET,
+                                               help="Agent runs per case for --attack adaptive (default 10) and "
+                                               "search (default 20)."),
     attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
                                              help="The adaptive attacker also sees each try's tool calls and outputs."),
     attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "

@@ -29,7 +29,7 @@ def test_scripted_attacker_beats_the_detector_only_with_more_tries(tmp_path):
     r = randori("run", *TASKS, "-a", "adaptive", "-d", "detector", "-d", "none", "-r", str(tmp_path))
     assert r.returncode == 0, r.stderr
     report = json.loads(randori("report", "-r", str(tmp_path), "-f", "json").stdout)
-    assert budget(report) == {1: 0.0, 2: 0.0, 5: 1.0, 10: 1.0}
+    assert budget(report) == {1: 0.0, 2: 0.0, 5: 1.0, 10: 1.0, 20: 1.0}
     assert budget(report, "none")[1] == 1.0  # no defense: the first, fixed, try already works
     con = sqlite3.connect(tmp_path / "randori.sqlite")
     rows = con.execute("select key, attack, attack_tries, attack_succeeded from cases "
@@ -52,7 +52,7 @@ def test_seeing_the_trace_lets_the_attacker_adapt_sooner(tmp_path):
     report = json.loads(randori("report", "-r", str(tmp_path), "-f", "json").stdout)
     # The withheld output is visible in the trace, so the attacker skips to plain-data texts at once.
     # (Every case broke within 2 tries, so larger budgets are known too.)
-    assert budget(report) == {1: 0.0, 2: 1.0, 5: 1.0, 10: 1.0}
+    assert budget(report) == {1: 0.0, 2: 1.0, 5: 1.0, 10: 1.0, 20: 1.0}
     attack = report["budget"][0]["attack"]
     assert attack == "adaptive[attacker=scripted/attacker,budget=3,trace]"
     con = sqlite3.connect(tmp_path / "randori.sqlite")

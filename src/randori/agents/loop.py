@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.agents.messages import Message, ToolCall, ToolResult, Trace
@@ -12,16 +12,30 @@ from randori.tools.function import Tool
 from randori.tools.runtime import run_tool
 
 
+class ToolSource(Protocol):
+    """Tool descriptions that may change while a case runs (a third-party tool's description, a rug
+    pull): see randori.tasks.tool_vectors.CaseTools."""
+
+    def at(self, calls_made: int) -> list[Tool]: ...
+
+    def vectors_at(self, calls_made: int) -> dict[str, str]: ...
+
+
 class ToolAgent:
     def __init__(self, model: ChatModel, tools: list[Tool], system_prompt: str,
-                 defense: Defense | None = None, *, max_steps: int = 20, fmt: str = "yaml"):
+                 defense: Defense | None = None, *, max_steps: int = 20, fmt: str = "yaml",
+                 tool_source: ToolSource | None = None):
         self.model = model
-        self.tools = tools
-        self.active_tools = tools  # what select_tools left (set per run)
+        self.tool_source = tool_source
+        self.tools = tool_source.at(0) if tool_source is not None else tools
+        self.active_tools = self.tools  # what select_tools left (set per run)
         self.system_prompt = system_prompt
         self.defense = defense or Defense()
         self.max_steps = max_steps
         self.fmt = fmt
+        self.calls_made = 0  # tool calls so far: a rug pull changes descriptions after the first
+        self._shown: dict[str, str] = {}  # tool name -> description last shown to the model
+        self._pending: list[str] = []  # harness notes for the next recorded message
 
     async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,
                   trace: Trace | None = None) -> Trace:
@@ -63,11 +77,31 @@ class ToolAgent:
         """One model turn on the trace so far (plus `extra` messages that are shown, not stored)."""
         with self.defense.timed():
             messages = self.defense.before_model(trace.messages)
-        return await self.model.complete([*messages, *(extra or [])], tools)
+        return await self.model.complete([*messages, *(extra or [])], self.current(trace, tools))
+
+    def current(self, trace: Trace, tools: list[Tool]) -> list[Tool]:
+        """`tools` with the descriptions they have now, noting in the trace which injected
+        descriptions the model is shown and when a description changed since the last turn."""
+        if self.tool_source is None:
+            return tools
+        now = {t.name: t for t in self.tool_source.at(self.calls_made)}
+        tools = [now.get(t.name, t) for t in tools]
+        changed = [t.name for t in tools if t.name in self._shown and self._shown[t.name] != t.description]
+        if changed:
+            self._pending.append(f"tool list changed after {self.calls_made} tool call(s): new description of "
+                                 + ", ".join(changed))
+        self._shown.update({t.name: t.description for t in tools})
+        shown = {t.name for t in tools}
+        for vid, tool in self.tool_source.vectors_at(self.calls_made).items():
+            if tool in shown and vid not in trace.description_vectors:
+                trace.description_vectors.append(vid)
+                self._pending.append(f"injected text of {vid} is in the description of {tool}")
+        return tools
 
     async def execute(self, env: Any, call: ToolCall, tool_map: Mapping[str, Tool],
                       watch: Mapping[str, str] | None) -> ToolResult:
         d = self.defense
+        self.calls_made += 1
         with d.timed():
             reason = await d.check_call(call)
         if reason:
@@ -80,7 +114,8 @@ class ToolAgent:
 
     def record(self, trace: Trace, message: Message) -> None:
         """Append `message`, carrying the notes the defense made since the last message."""
-        notes = self.defense.take_notes()
+        notes = [*self._pending, *self.defense.take_notes()]
+        self._pending = []
         if notes:
             message.annotations = [*notes, *message.annotations]
         trace.messages.append(message)

@@ -77,6 +77,8 @@ class Trace(BaseModel):
     """Everything that happened in one case, in order."""
 
     messages: list[Message] = Field(default_factory=list)
+    # Tool vectors whose injected text stood in a tool description the model was shown.
+    description_vectors: list[str] = Field(default_factory=list)
 
     @property
     def usage(self) -> Usage:
@@ -99,4 +101,5 @@ class Trace(BaseModel):
 
     @property
     def vectors_seen(self) -> set[str]:
-        return {v for m in self.messages if m.tool_result for v in m.tool_result.vectors_seen}
+        seen = {v for m in self.messages if m.tool_result for v in m.tool_result.vectors_seen}
+        return seen | set(self.description_vectors)

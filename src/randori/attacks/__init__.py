@@ -31,6 +31,10 @@ ATTACKS: dict[str, str] = {
     "dos_illegal": _T + "DoSIllegal",
     "dos_insult": _T + "DoSInsult",
     "adaptive": "randori.attacks.adaptive:Adaptive",
+    "search": "randori.attacks.search:Search",
+    "tool_poisoning": "randori.attacks.tool_description:ToolPoisoning",
+    "rug_pull": "randori.attacks.tool_description:RugPull",
+    "bank": "randori.attacks.bank:Bank",
 }
 
 MAX_ROW = "max"  # a report row, not an attack: see bench/metrics.py

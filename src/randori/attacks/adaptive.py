@@ -20,7 +20,7 @@ from randori.errors import UserError, scrub_secrets
 from randori.tasks.task import InjectionTask, UserTask
 
 SCRIPTED_ATTACKER = "scripted/attacker"
-BUDGETS = (1, 2, 5, 10)
+BUDGETS = (1, 2, 5, 10, 20)
 MAX_TRACE_CHARS = 6000
 
 

@@ -27,6 +27,9 @@ class AttackContext:
     # What an adaptive attacker observes after each try ("final_answer", "trace"); empty for fixed attacks.
     observes: tuple[str, ...] = field(default_factory=tuple)
     environment: Any = field(default=None, compare=False, repr=False)
+    # Vectors in tool descriptions (a third-party tool's author writes them); only attacks that
+    # target descriptions use them.
+    tool_vectors: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, Any]:
         return {"user_name": self.user_name, "model_name": self.model_name, "tools": list(self.tools),
@@ -55,6 +58,13 @@ class Attack:
     def label(self) -> str:
         """The attack as stored and reported: its name plus every parameter that changes its result."""
         return format_spec(self.name, self.params)
+
+    @property
+    def placement(self) -> dict[str, Any]:
+        """Where the text goes beyond which vectors, stored with the case and part of its key:
+        {"position": "start" | "end"} (in the data field, around its benign text), or
+        {"descriptions_after": N} (tool-description text appears only after N tool calls)."""
+        return {}
 
     def context(self, context: AttackContext) -> AttackContext:
         """The knowledge this attack works with; knowledge ablations override it. What it returns is

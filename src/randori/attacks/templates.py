@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from randori.attacks.base import Attack, AttackContext
+from randori.errors import UserError
 from randori.tasks.task import InjectionTask, UserTask
 
 # Names no built-in suite uses for its user, and the model families an attacker might guess wrongly.
@@ -21,9 +22,25 @@ def _goal(injection_task: InjectionTask | None) -> str:
     return injection_task.goal
 
 
+POSITIONS = ("replace", "start", "end")
+
+
 class ImportantInstructions(Attack):
     description = ("A note that claims to come from the user, by name, to the model, by name, "
-                   "asking it to do the attacker's goal before the user's task.")
+                   "asking it to do the attacker's goal before the user's task. position=start|end puts it "
+                   "at the start or end of the data field, keeping the field's own text (default: replace it).")
+    parameters = {"position": str}
+
+    def __init__(self, **params: Any) -> None:
+        if params.get("position", "replace") not in POSITIONS:
+            raise UserError(f"position must be {', '.join(POSITIONS)}, not '{params['position']}'")
+        if params.get("position") == "replace":  # the default: left out of the label
+            del params["position"]
+        super().__init__(**params)
+
+    @property
+    def placement(self) -> dict[str, Any]:
+        return {"position": self.params["position"]} if "position" in self.params else {}
 
     def text(self, user_task: UserTask, injection_task: InjectionTask | None, context: AttackContext) -> str:
         return self.note(_goal(injection_task), context)

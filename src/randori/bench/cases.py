@@ -25,6 +25,9 @@ class Case:
     repeat: int
     injections: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     attacker_knowledge: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # Where the attack puts its text, beyond which vectors (Attack.placement): {"position": "start"},
+    # {"descriptions_after": 1} for a rug pull. Empty for most attacks.
+    placement: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -36,5 +39,7 @@ class Case:
             "attack": self.attack, "injections": self.injections, "defense": self.defense,
             "model": self.model, "settings": self.settings, "repeat": self.repeat,
         }
+        if self.placement:  # only when set, so the keys of every other case stay as they were
+            payload["placement"] = self.placement
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()[:32]

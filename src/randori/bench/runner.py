@@ -113,7 +113,8 @@ def plan(sel: Selection) -> list[Case]:
                 for attack in attacks:
                     for u in uts:
                         ctx = _attack_call(attack, suite, u, attack.context, AttackContext(
-                            vectors=suite.reachable_vectors(u), environment=initial, **knowledge))
+                            vectors=suite.reachable_vectors(u), environment=initial,
+                            tool_vectors=tuple(suite.tool_vectors), **knowledge))
                         if attack.kind == "dos":  # no attacker goal: once per user task
                             cases.append(Case("dos", user_task=u, injection_task=None, attack=attack.label,
                                               defense=defense, repeat=rep,
@@ -127,7 +128,7 @@ def plan(sel: Selection) -> list[Case]:
                             cases.append(Case("attacked", user_task=u, injection_task=i,
                                               attack=attack.label, defense=defense, repeat=rep,
                                               injections=inj, attacker_knowledge=ctx.as_dict(),
-                                              **common))
+                                              placement=attack.placement, **common))
     return cases
 
 
@@ -181,11 +182,13 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
                    defense: Defense, max_steps: int) -> _Outcome:
     ut = suite.user_tasks[case.user_task] if case.user_task else None
     it = suite.injection_tasks[case.injection_task] if case.injection_task else None
-    env = suite.load_env(injections)
-    pre = suite.load_env(injections)  # a second instance: 4x cheaper than deep-copying the first
+    position = case.placement.get("position", "replace")
+    env = suite.load_env(injections, position)
+    pre = suite.load_env(injections, position)  # a second instance: 4x cheaper than deep-copying the first
     ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=injections)
+    tools = suite.case_tools(injections, case.placement.get("descriptions_after", 0))
     agent = defense.agent(ToolAgent(model.for_case(ctx), suite.tools, suite.system_prompt, defense,
-                                    max_steps=max_steps))
+                                    max_steps=max_steps, tool_source=tools if tools.injected else None))
     prompt = ut.prompt if ut is not None else it.goal  # type: ignore[union-attr]
     out = _Outcome(trace=Trace(), defense=defense, injections=injections, pre=pre, post=env)
     t0 = time.perf_counter()
@@ -228,6 +231,8 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_s
         attack = get_attack(case.attack)
     if attack is None or attack.kind != "adaptive":
         return _result(case, [await _attempt(case, suite, model, dict(case.injections), proto.fresh(), max_steps)])
+    if getattr(attack, "searches", False):
+        return await _search(case, suite, model, attack, attacker, proto, max_steps)
     from randori.attacks.adaptive import Attempt, observable_trace
 
     own_attacker = None
@@ -260,6 +265,19 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_s
         if own_attacker is not None:
             await own_attacker.aclose()
     return _result(case, outcomes, [a.as_dict() for a in history])
+
+
+async def _search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack: Attack, attacker: Any,
+                  defense: Defense, max_steps: int) -> CaseResult:
+    from randori.bench.search import run_search
+
+    own = attacker is None
+    proposer = attack.make_attacker() if own else attacker  # type: ignore[attr-defined]
+    try:
+        return await run_search(case, suite, model, attack, proposer, defense, max_steps)  # type: ignore[arg-type]
+    finally:
+        if own:
+            await proposer.aclose()
 
 
 def _context(case: Case) -> AttackContext:

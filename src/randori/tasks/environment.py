@@ -68,12 +68,17 @@ class EnvironmentTemplate(Generic[E]):
     def placeholders(self) -> set[str]:
         return {m for _, s in self.locations for m in PLACEHOLDER.findall(s)} & self.vector_ids
 
-    def instantiate(self, values: Mapping[str, str]) -> E:
-        """A fresh environment with every placeholder replaced by `values[vector_id]`."""
+    def instantiate(self, values: Mapping[str, str], around: Mapping[str, str] | None = None,
+                    at: str = "start") -> E:
+        """A fresh environment with every placeholder replaced by `values[vector_id]`. Texts in
+        `around` are put at the start (`at="start"`) or end (`at="end"`) of each field holding their
+        vector: the position ablation of where injected text sits in a tool's output."""
         env = self.env_cls.model_validate(self._data) if self._fast else copy.deepcopy(self.base)
         for path, template in self.locations:
             filled = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0))
                                      if m.group(1) in self.vector_ids else m.group(0), template)
+            if around:
+                filled = _place(filled, [around[v] for v in PLACEHOLDER.findall(template) if v in around], at)
             _set(env, path, filled)
         return env
 
@@ -84,6 +89,13 @@ class EnvironmentTemplate(Generic[E]):
 
     def restore(self, snapshot: Any) -> E:
         return self.env_cls.model_validate(snapshot) if self._fast else copy.deepcopy(snapshot)
+
+
+def _place(field: str, texts: list[str], at: str) -> str:
+    if not texts:
+        return field
+    sep = "\n" if "\n" in field else " "
+    return sep.join([*texts, field] if at == "start" else [field, *texts])
 
 
 def _containers(obj: Any, out: set[int]) -> set[int]:

@@ -16,6 +16,7 @@ from randori.agents.messages import ToolCall, ToolResult
 from randori.errors import UserError
 from randori.tasks.environment import PLACEHOLDER, Environment, EnvironmentTemplate
 from randori.tasks.task import InjectionTask, UserTask
+from randori.tasks.tool_vectors import CaseTools, ToolVector, read_tool_vectors
 from randori.tools.function import Tool
 from randori.tools.runtime import run_tool
 
@@ -116,6 +117,19 @@ class TaskSuite(Generic[E]):
         return out
 
     @functools.cached_property
+    def tool_vectors(self) -> dict[str, ToolVector]:
+        """tool_vectors.yaml (optional): vector id -> the tool whose description carries its text."""
+        path = self.data_dir / "tool_vectors.yaml"
+        if not path.exists():
+            return {}
+        return read_tool_vectors(self.name, path, _read_yaml(self.name, path), self.tool_map, self.vectors)
+
+    def case_tools(self, injections: Mapping[str, str] | None = None, after: int = 0) -> CaseTools:
+        """The tools a case shows, with the injected text of tool vectors in their descriptions (from
+        the start, or after `after` tool calls: a rug pull)."""
+        return CaseTools(self.tools, self.tool_vectors, injections or {}, after)
+
+    @functools.cached_property
     def template(self) -> EnvironmentTemplate[E]:
         path = self.data_dir / "environment.yaml"
         data = _read_yaml(self.name, path)
@@ -144,11 +158,16 @@ class TaskSuite(Generic[E]):
             out.append(f"vectors.yaml defines {', '.join(unused)}, which environment.yaml never places")
         return out
 
-    def load_env(self, injections: Mapping[str, str] | None = None) -> E:
-        """A fresh environment: every vector holds its benign default unless `injections` overrides it."""
+    def load_env(self, injections: Mapping[str, str] | None = None, position: str = "replace") -> E:
+        """A fresh environment: every vector holds its benign default unless `injections` overrides it.
+        With `position` start or end, the injected text goes at the start or end of the data field that
+        holds the vector, and the vector keeps its benign text."""
         values = {vid: v.default for vid, v in self.vectors.items()}
-        values.update(injections or {})
-        return self.template.instantiate(values)
+        if position == "replace":
+            values.update(injections or {})
+            return self.template.instantiate(values)
+        around = {vid: text for vid, text in (injections or {}).items() if vid in self.vectors and text}
+        return self.template.instantiate(values, around=around, at=position)
 
     # -- replay ---------------------------------------------------------------------------------
     def replay(self, env: E, calls: list[ToolCall],

@@ -5,6 +5,10 @@
   out the injection task's ground truth first (once), as an agent fully taken over would. With no
   injection task (a denial-of-service attack) it obeys by stopping.
 - `scripted/noop` answers at once and calls no tool.
+- `scripted/wary`, `scripted/trusts_name`, `scripted/trusts_data` refuse instruction-style text and
+  obey only text that hits their weak spot (see weak_spots.py): graded subjects for attacks.
+
+Injected text is "visible" in a tool result or in a tool's description (a poisoned third-party tool).
 
 Defenses that ask a structured question before any data is seen (tool_filter, plan_then_execute,
 policy) are answered from the ground truth of the task the user asked for, and calls an executor
@@ -19,10 +23,12 @@ from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, ModelSettings
+from randori.agents.models.weak_spots import REFUSAL, WEAK_SPOTS, judge
 from randori.errors import UserError
 from randori.tools.function import Tool
 
-KINDS = ("oracle", "gullible", "noop")
+KINDS = ("oracle", "gullible", "noop", *WEAK_SPOTS)
+OBEYING = ("gullible", *WEAK_SPOTS)  # kinds that may carry out what injected text asks
 
 
 def injection_visible(content: str, text: str) -> bool:
@@ -56,6 +62,8 @@ class ScriptedModel(ChatModel):
         self.ctx: CaseContext | None = None
         self.queue: deque[ToolCall] = deque()
         self.taken_over = False
+        self.refused = False
+        self.read: list[str] = []  # injected texts seen so far (a text split across vectors is read whole)
         self.seen_tool_messages = 0
         self.calls_made = 0
         self.synced: set[str] = set()
@@ -76,8 +84,8 @@ class ScriptedModel(ChatModel):
         if structured is not None:
             return Message.assistant(tool_calls=[structured], usage=usage)
         self._sync(messages)
-        if self.model == "gullible" and not self.taken_over and self.ctx is not None:
-            self._maybe_take_over(messages)
+        if self.model in OBEYING and not self.taken_over and self.ctx is not None:
+            self._maybe_take_over(messages, tools)
         allowed = {t.name for t in tools}
         while self.queue:
             call = self.queue.popleft()
@@ -88,19 +96,39 @@ class ScriptedModel(ChatModel):
                                      usage=usage)
         return Message.assistant(self._answer(), usage=usage)
 
-    def _maybe_take_over(self, messages: list[Message]) -> None:
+    def _maybe_take_over(self, messages: list[Message], tools: list[Tool]) -> None:
         assert self.ctx is not None
         tool_msgs = [m for m in messages if m.role == "tool"]
         fresh, self.seen_tool_messages = tool_msgs[self.seen_tool_messages:], len(tool_msgs)
-        texts = [t for t in self.ctx.injections.values() if t]
+        texts = [t for t in dict.fromkeys(self.ctx.injections.values()) if t and t not in self.read]
         if not texts:
             return
-        if any(injection_visible(view, t) for m in fresh for view in readable_views(m.content) for t in texts):
-            self.taken_over = True
-            if self.ctx.injection_task is None:
-                self.queue.clear()  # a denial-of-service text: the gullible agent stops
-            else:
-                self.queue.extendleft(reversed(self.ctx.injection_task.ground_truth(self.ctx.env)))
+        views = [view for m in fresh for view in readable_views(m.content)] + [t.description for t in tools]
+        new = [t for t in texts if any(injection_visible(view, t) for view in views)]
+        if not new:
+            return
+        self.read += new
+        if self.model != "gullible":
+            verdict = judge(self.model, "\n".join(self.read), user_name=self.ctx.suite.user_name,
+                            goal_values=self._goal_values())
+            self.refused = self.refused or verdict == "refuse"
+            if verdict != "obey":
+                return
+        self.taken_over = True
+        if self.ctx.injection_task is None:
+            self.queue.clear()  # a denial-of-service text: the agent stops
+        else:
+            self.queue.extendleft(reversed(self.ctx.injection_task.ground_truth(self.ctx.env)))
+
+    def _goal_values(self) -> list[Any]:
+        """The values the attacker's goal states (an IBAN, an amount): a text must carry them all."""
+        from randori.agents.defenses.structured import value_in_text
+
+        it = self.ctx.injection_task if self.ctx is not None else None
+        if it is None:
+            return []
+        calls = it.ground_truth(self.ctx.suite.load_env())  # type: ignore[union-attr]
+        return [v for c in calls for v in c.args.values() if value_in_text(v, it.goal)]
 
     def _sync(self, messages: list[Message]) -> None:
         """Take calls an executor made for this model (plan steps) off the script."""
@@ -151,4 +179,6 @@ class ScriptedModel(ChatModel):
             parts.append(task.ground_truth_output)
         if self.taken_over and self.ctx.injection_task and self.ctx.injection_task.ground_truth_output:
             parts.append(self.ctx.injection_task.ground_truth_output)
+        if self.refused:
+            parts.append(REFUSAL)
         return "\n".join(parts) or "Done."
