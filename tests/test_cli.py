@@ -1,4 +1,5 @@
 import json
+import re
 import sqlite3
 
 import pytest
@@ -77,8 +78,14 @@ def test_suites_list_json_counts():
 def test_suites_check_and_show():
     r = randori("suites", "check", "banking")
     assert r.returncode == 0 and "banking@1.1.0: ok" in r.stdout
+    # Per rule, how many variants held of how many were tried, wrapped to the terminal.
+    counts = dict((rule, (int(h), int(t))) for rule, h, t in re.findall(r"(\w+) (\d+)/(\d+)", r.stdout))
+    assert counts["side_effects"][1] > 500 and counts["plausible"][1] > 100 and counts["phrasing"][1] > 50
+    assert all(h == t for h, t in counts.values())
+    assert max(map(len, r.stdout.splitlines())) <= 100
     show = randori("suites", "show", "banking")
     assert "user_task_3 [hard]" in show.stdout and "injection_task_0" in show.stdout
+    assert "wrong answers it rejects: 12450.00" in show.stdout  # user_task_0: the savings balance
 
 
 def test_help_explains_commands():
