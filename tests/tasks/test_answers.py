@@ -77,3 +77,12 @@ def test_phrasings_rewrite_every_value_and_stay_correct():
     assert "**1,129.00 EUR**" in variants["markdown emphasis"]
     for label, text in variants.items():  # every rewrite still states every value
         assert mentions(text, Money(1129), Day("2026-03-13"), Clock("15:00"), Day("2026-05-19")), label
+
+
+def test_a_distractor_may_stand_as_context_in_its_own_sentence():
+    june = ("40M",)
+    ok = "We may make 25M tile requests a month. From June the plan allows 40M."
+    hedge = "We may make 25M or maybe 40M tile requests a month."
+    assert states(ok, "25M", distractors=june, context={"40M": ("june",)})
+    assert not states(hedge, "25M", distractors=june, context={"40M": ("june",)})
+    assert not states(ok, "25M", distractors=june)
