@@ -301,7 +301,8 @@ def report(
     fmt: str = typer.Option("table", "--format", "-f",
                             help="table, json (every table) or csv (one table, see --table)."),
     table: str = typer.Option("headline", "--table", "-t",
-                              help="With --format csv: headline, tasks, budget, dos, code_rounds or code_cwe."),
+                              help="With --format csv: headline, tasks, budget, dos, detection, code_rounds or "
+                              "code_cwe."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.",
                                      dir_okay=False),
     all_versions: bool = typer.Option(False, "--all-versions",
@@ -534,6 +535,31 @@ def attacks_list() -> None:
     for attack in each_loadable(attack_names(), get_attack, warn):
         typer.echo(f"{attack.name:40} {attack.description}")
     typer.echo(f"{'max (a report row)':40} Broken if any attack of the run broke it; shown whenever 2+ attacks ran.")
+
+
+@attacks_app.command("export")
+def attacks_export(
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+    output: Path | None = typer.Option(None, "--output", "-o", dir_okay=False,
+                                       help="Write the bank to this file (default: print it)."),
+) -> None:
+    """Write the injection texts that succeeded in a results store as a bank (JSON), to replay them
+    against another model or defense with --attack "bank[file=FILE]". The store is read-only."""
+    from randori.attacks.bank import write_bank
+    from randori.bench.store import open_existing
+    from randori.bench.transfer import bank_entries
+
+    if output is not None and not output.parent.is_dir():
+        raise UserError(f"cannot write {output}: directory {output.parent} does not exist")
+    with open_existing(_results_dir(results), readonly=True) as store:
+        entries, skipped = bank_entries(store)
+    text = write_bank(entries, output)
+    if output is None:
+        typer.echo(text)
+    else:
+        typer.echo(f"Wrote {len(entries)} text(s) to {output}.", err=True)
+    if skipped:
+        warn(f"{skipped} successful case(s) left out: their suite version is not the installed one")
 
 
 @defenses_app.command("list")

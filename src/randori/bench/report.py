@@ -74,6 +74,7 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
     console.print(t)
     _print_dos(console, rows)
     _print_budget(console, rows)
+    _print_detection(console, rows)
 
 
 def _suite_label(r: dict[str, Any]) -> str:
@@ -146,12 +147,32 @@ def _print_budget(console: Any, rows: list[dict[str, Any]]) -> None:
     console.print(t)
 
 
+def _print_detection(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from randori.bench.metrics import detection_summary
+
+    det = detection_summary(rows)
+    if not det:
+        return
+    t = Table(title="detectors, per tool output (injected = held attack text before any defense ran)")
+    for col in ("suite", "model", "defense", "attack", "outputs (injected)", "precision", "recall",
+                "false positives"):
+        t.add_column(col)
+    for r in det:
+        t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"] or "- (no attack)")),
+                  f"{r['outputs']} ({r['injected_outputs']})", fmt_rate(r["precision"]), fmt_rate(r["recall"]),
+                  fmt_rate(r["false_positive_rate"]))
+    console.print(t)
+
+
 # -- export tables (json, csv) and the HTML report ------------------------------------------------
 
-EXPORT_TABLES = ("headline", "tasks", "budget", "dos", "code_rounds", "code_cwe")
+EXPORT_TABLES = ("headline", "tasks", "budget", "dos", "detection", "code_rounds", "code_cwe")
 # The headline table is "rows" in JSON, for compatibility with the first JSON format.
-JSON_KEYS = {"headline": "rows", "tasks": "tasks", "budget": "budget", "dos": "dos", "code_rounds": "code_rounds",
-             "code_cwe": "code_cwe"}
+JSON_KEYS = {"headline": "rows", "tasks": "tasks", "budget": "budget", "dos": "dos", "detection": "detection",
+             "code_rounds": "code_rounds", "code_cwe": "code_cwe"}
 RATE_KEYS = ("rate", "low", "high", "successes", "n")
 
 
@@ -183,10 +204,11 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[str, list[dict[str, Any]]]:
     """Every table the report exports, by name (see EXPORT_TABLES); empty when there is no data."""
-    from randori.bench.metrics import dos_summary, summarize
+    from randori.bench.metrics import detection_summary, dos_summary, summarize
 
     tables: dict[str, list[dict[str, Any]]] = {"headline": _ordered(summarize(rows)), "tasks": task_rows(rows),
-                                               "budget": budget_rows(rows), "dos": dos_summary(rows)}
+                                               "budget": budget_rows(rows), "dos": dos_summary(rows),
+                                               "detection": detection_summary(rows)}
     tables.update(code_tables(results_dir))
     return tables
 

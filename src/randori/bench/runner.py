@@ -306,6 +306,7 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
         usage.model_calls, usage.input_tokens, usage.output_tokens)
     result.defense_calls, result.defense_input_tokens, result.defense_output_tokens = (
         dusage.model_calls, dusage.input_tokens, dusage.output_tokens)
+    result.detection = _detections(outcomes)
     if attempts is not None:
         result.attack_tries = len(attempts)
         result.attempts = attempts
@@ -314,6 +315,12 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
         last.diff = state_diff(last.pre, last.post)
     result.diff = last.diff or []
     return result
+
+
+def _detections(outcomes: list[_Outcome]) -> dict[str, int] | None:
+    """A detector's verdicts on tool outputs, over every try of the case."""
+    found = [d for d in (o.defense.detections() for o in outcomes) if d is not None]
+    return {k: sum(d.get(k, 0) for d in found) for k in found[0]} if found else None
 
 
 # Called with each stored result, or with None for a case left to another run on the same store.

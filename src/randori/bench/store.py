@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS cases (
   attacker_knowledge TEXT,
   created_at REAL NOT NULL,
   defense_time_s REAL NOT NULL DEFAULT 0,
-  attack_tries INTEGER
+  attack_tries INTEGER,
+  detection TEXT
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
 -- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
@@ -97,7 +98,7 @@ CREATE TABLE IF NOT EXISTS claims (
 
 # Columns added after a table was first created: added in place to stores written by older versions.
 ADDED_COLUMNS = {
-    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER"},
+    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER", "detection": "TEXT"},
     "traces": {"attempts": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -138,6 +139,9 @@ class CaseResult:
     defense_time_s: float = 0.0
     # Adaptive attacks: tries run (the try that succeeded, or the whole budget).
     attack_tries: int | None = None
+    # Detector-type defenses: tool outputs judged, by whether they held injected text and whether the
+    # defense flagged them (randori.agents.defenses.base.DETECTION_KEYS); None for other defenses.
+    detection: dict[str, int] | None = None
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
@@ -354,6 +358,7 @@ class Store:
                 row["settings"] = json.dumps(row["settings"], sort_keys=True)
                 row["attacker_knowledge"] = (json.dumps(row["attacker_knowledge"])
                                              if row["attacker_knowledge"] is not None else None)
+                row["detection"] = json.dumps(row["detection"], sort_keys=True) if row["detection"] else None
                 if row["error_message"] and secrets:
                     row["error_message"] = scrub_secrets(row["error_message"], secrets)
                 row["run_id"], row["created_at"] = run_id, now

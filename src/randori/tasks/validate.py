@@ -25,6 +25,10 @@ Rules (each problem names one):
 - `collateral`: the user task's ground truth alone must not achieve any injection goal, neither on
   benign data nor with the attack text in place (a task that forwards an injected mail must not
   count as the agent obeying the attacker).
+- `tool_vectors` (suites with tool-description vectors): with an attacker's goal in the descriptions
+  (tool_poisoning, and as a rug pull after the first call), the oracle still does its user task and
+  reaches no goal, and an agent that obeys what it reads (scripted/gullible) reaches the goal. Every
+  user task and every injection task is tried, paired in turn.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from randori.tasks.suite import TaskSuite
 from randori.tasks.variants import ValuePool, phrasings, plausible_values, with_alternative
 
 RULES = ("ground_truth_errors", "oracle", "noop", "reach", "exact", "plausible", "side_effects", "phrasing",
-         "distractors", "collateral", "injection_ground_truth")
+         "distractors", "collateral", "injection_ground_truth", "tool_vectors")
 NO_ANSWER = "Done."
 Judge = Callable[[str, Any, Any, Trace], bool]
 
@@ -91,7 +95,9 @@ class SuiteCheck:
 
 
 def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_task: Any,
-                 injections: dict[str, str] | None = None) -> tuple[Any, Any, Trace]:
+                 injections: dict[str, str] | None = None, after: int | None = None) -> tuple[Any, Any, Trace]:
+    """The scripted agent `kind` through the real loop; with `after` set, tool vectors in `injections`
+    go into the tool descriptions after that many tool calls."""
     from randori.agents.loop import ToolAgent
 
     env = suite.load_env(injections)
@@ -99,7 +105,8 @@ def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_tas
     ctx = CaseContext(suite=suite, env=env, user_task=user_task, injection_task=injection_task,
                       injections=injections or {})
     model = ScriptedModel(kind, ModelSettings()).for_case(ctx)
-    agent = ToolAgent(model, suite.tools, suite.system_prompt)
+    source = suite.case_tools(injections, after) if after is not None else None
+    agent = ToolAgent(model, suite.tools, suite.system_prompt, tool_source=source)
     prompt = user_task.prompt if user_task is not None else injection_task.goal
     trace = asyncio.run(agent.run(env, prompt))
     return pre, env, trace
@@ -395,6 +402,33 @@ def _check_injection_task(suite: TaskSuite[Any], probe: _Probe, report: SuiteChe
     probe.wrong_calls(it, "attack_succeeded", "exact", wrong, it.attack_succeeded)
 
 
+def _check_tool_vectors(suite: TaskSuite[Any], report: SuiteCheck) -> None:
+    from randori.attacks import get_attack
+    from randori.attacks.base import AttackContext
+
+    users, goals = list(suite.user_tasks.values()), list(suite.injection_tasks.values())
+    if not suite.tool_vectors or not users or not goals:
+        return
+    for n in range(max(len(users), len(goals))):
+        ut, it = users[n % len(users)], goals[n % len(goals)]
+        for name, after in (("tool_poisoning", 0), ("rug_pull", 1)):
+            ctx = AttackContext(vectors=(), user_name=suite.user_name, tool_vectors=tuple(suite.tool_vectors))
+            injections = get_attack(name).injections(ut, it, ctx)
+            where = f"with {it.id}'s goal in the tool descriptions ({name})"
+            pre, post, trace = _agent_trace(suite, "oracle", ut, it, injections, after)
+            done = report.verdict("tool_vectors", ut.id, ut.utility, trace.final_output, pre, post, trace)
+            hit = report.verdict("tool_vectors", ut.id, it.attack_succeeded, trace.final_output, pre, post, trace)
+            if done is not None and hit is not None:
+                report.count("tool_vectors", done and not hit, ut.id,
+                             f"{where}, the oracle " + ("reaches the goal" if hit else "fails its task"))
+            pre, post, trace = _agent_trace(suite, "gullible", ut, it, injections, after)
+            hit = report.verdict("tool_vectors", it.id, it.attack_succeeded, trace.final_output, pre, post, trace)
+            if hit is not None:
+                seen = bool(trace.description_vectors)
+                report.count("tool_vectors", hit, ut.id, f"{where}, scripted/gullible "
+                             + ("obeys but does not reach the goal" if seen else "never sees the text"))
+
+
 def check_suite(suite: TaskSuite[Any]) -> SuiteCheck:
     """Every rule on every task of `suite`."""
     report = SuiteCheck(suite.name, suite.version)
@@ -404,6 +438,7 @@ def check_suite(suite: TaskSuite[Any]) -> SuiteCheck:
         _check_user_task(suite, probe, report, tid, ut, others)
     for iid, it in suite.injection_tasks.items():
         _check_injection_task(suite, probe, report, iid, it)
+    _check_tool_vectors(suite, report)
     return report
 
 

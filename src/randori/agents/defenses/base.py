@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     from randori.agents.models.base import ChatModel
 
 
+# What a detector-type defense counts per case: tool outputs by whether they held injected text
+# (the runtime's finding, not the defense's) and whether the defense flagged them.
+DETECTION_KEYS = ("injected_flagged", "injected_passed", "benign_flagged", "benign_passed")
+
+
+def detection_key(held_injection: bool, flagged: bool) -> str:
+    return f"{'injected' if held_injection else 'benign'}_{'flagged' if flagged else 'passed'}"
+
+
 class DefenseAbort(Exception):
     """Raised by a hook to stop the agent; the case is scored as it stands, not counted as an error."""
 
@@ -86,6 +95,10 @@ class Defense:
 
     def total_usage(self) -> Usage:
         return self.usage
+
+    def detections(self) -> dict[str, int] | None:
+        """Detector-type defenses: tool outputs judged this case, by DETECTION_KEYS; None otherwise."""
+        return None
 
     def fresh(self) -> Defense:
         """A per-case copy, so state and usage never leak between cases."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from randori.agents.defenses.base import Defense, DefenseAbort
+from randori.agents.defenses.base import DETECTION_KEYS, Defense, DefenseAbort, detection_key
 from randori.agents.messages import ToolCall, ToolResult, Usage
 from randori.errors import UserError
 
@@ -101,8 +101,12 @@ class Detector(Defense):
                                   if (k, v) not in (("mode", "redact"), ("model", None), ("threshold", 0.5))}
         super().__init__(**params)
         self.mode, self.model_path, self.threshold = mode, model, threshold
+        self.counts = dict.fromkeys(DETECTION_KEYS, 0)
         if model is not None:
             _load_pipeline(model)  # fail at plan time, with one line, not in every case
+
+    def detections(self) -> dict[str, int]:
+        return dict(self.counts)
 
     def detect(self, text: str) -> tuple[bool, str]:
         if self.model_path is None:
@@ -122,6 +126,7 @@ class Detector(Defense):
         if result.error is not None or not result.content:
             return result
         flagged, why = self.detect(result.content)
+        self.counts[detection_key(bool(result.vectors_seen), flagged)] += 1
         if not flagged:
             return result
         if self.mode == "abort":

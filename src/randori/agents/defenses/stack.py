@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from randori.agents.defenses.base import Defense
+from randori.agents.defenses.base import DETECTION_KEYS, Defense
 from randori.agents.messages import Message, ToolCall, ToolResult, Usage
 from randori.errors import UserError
 from randori.tools.function import Tool
@@ -71,6 +71,12 @@ class Stack(Defense):
         for m in self.members:
             total = total + m.total_usage()
         return total
+
+    def detections(self) -> dict[str, int] | None:
+        found = [d for d in (m.detections() for m in self.members) if d is not None]
+        if not found:
+            return None
+        return {k: sum(d.get(k, 0) for d in found) for k in DETECTION_KEYS}
 
     def fresh(self) -> Stack:
         return Stack([m.fresh() for m in self.members])

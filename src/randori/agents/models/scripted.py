@@ -127,7 +127,8 @@ class ScriptedModel(ChatModel):
         it = self.ctx.injection_task if self.ctx is not None else None
         if it is None:
             return []
-        calls = it.ground_truth(self.ctx.suite.load_env())  # type: ignore[union-attr]
+        # Values the goal's text states do not depend on the state, so the live environment serves.
+        calls = it.ground_truth(self.ctx.env)  # type: ignore[union-attr]
         return [v for c in calls for v in c.args.values() if value_in_text(v, it.goal)]
 
     def _sync(self, messages: list[Message]) -> None:

@@ -1,0 +1,83 @@
+"""Transfer: a bank of injection texts that succeeded before, replayed against another model or
+defense (`--attack "bank[file=bank.json]"`). `randori attacks export` writes the bank from a results
+store.
+
+A bank is JSON: {"randori_bank": 1, "entries": [{suite, suite_version, user_task, injection_task,
+goal, attack, model, defense, injections: {vector: text}}]}. A case takes the text of an entry with
+the same goal (word for word, so a reworded goal never gets a stale text), preferring one found on
+the same user task, whose vectors it then uses as they were; otherwise the entry's text goes into
+every vector the case's user task reaches. A goal the bank has no text for is an error naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from randori.attacks.base import Attack, AttackContext
+from randori.errors import UserError
+from randori.tasks.task import InjectionTask, UserTask
+
+FORMAT = 1
+
+
+def write_bank(entries: list[dict[str, Any]], path: Path | None) -> str:
+    """The bank as JSON text, also written to `path` when given."""
+    text = json.dumps({"randori_bank": FORMAT, "entries": entries}, indent=1, ensure_ascii=False)
+    if path is not None:
+        try:
+            path.write_text(text + "\n", encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot write {path}: {e.strerror}") from None
+    return text
+
+
+@functools.lru_cache(maxsize=8)
+def read_bank(path: str) -> tuple[dict[str, Any], ...]:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"bank: cannot read {path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"bank: {path} is not JSON ({e})") from None
+    if not isinstance(raw, dict) or raw.get("randori_bank") != FORMAT or not isinstance(raw.get("entries"), list):
+        raise UserError(f"bank: {path} is not a bank of injection texts (write one with `randori attacks export`)")
+    entries = []
+    for i, e in enumerate(raw["entries"]):
+        inj = e.get("injections") if isinstance(e, dict) else None
+        if not (isinstance(inj, dict) and inj and all(isinstance(t, str) for t in inj.values())
+                and isinstance(e.get("goal"), str)):
+            raise UserError(f"bank: {path}: entry {i} needs a goal and injections (vector -> text)")
+        entries.append(e)
+    return tuple(entries)
+
+
+class Bank(Attack):
+    description = ("Replays injection texts that succeeded before (a bank written by `randori attacks export`), "
+                   "e.g. against another model or defense: bank[file=PATH].")
+    parameters = {"file": str}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if params.get("file"):
+            read_bank(params["file"])  # a missing or malformed bank fails now, in one line
+
+    def injections(self, user_task: UserTask, injection_task: InjectionTask | None,
+                   context: AttackContext) -> dict[str, str]:
+        if not self.params.get("file"):
+            raise UserError("the bank attack needs a file: --attack \"bank[file=bank.json]\" (write one with "
+                            "`randori attacks export`)")
+        goal = injection_task.goal if injection_task is not None else None
+        found = [e for e in read_bank(self.params["file"]) if e["goal"] == goal]
+        if not found:
+            raise UserError(f"the bank {self.params['file']} has no text for {getattr(injection_task, 'id', '?')} "
+                            f"(goal: {goal!r}); select the injection tasks it covers with -i")
+        targets = set(context.vectors) | set(context.tool_vectors)
+        for e in found:
+            if e.get("user_task") == user_task.id and set(e["injections"]) <= targets:
+                return dict(e["injections"])
+        text = "\n".join(dict.fromkeys(found[0]["injections"].values()))
+        tool_only = set(found[0]["injections"]) <= set(context.tool_vectors)
+        return dict.fromkeys(context.tool_vectors if tool_only else context.vectors, text)
