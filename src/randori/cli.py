@@ -431,6 +431,8 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
     for tid, it in s.injection_tasks.items():
         typer.echo(f"  {tid} [{it.difficulty}] {it.goal}")
     typer.echo("\nTools: " + ", ".join(s.tool_map))
+    for v in s.tool_vectors.values():
+        typer.echo(f"Tool-description vector {v.id} (in {v.tool}): {v.description}")
 
 
 @suites_app.command("check")
