@@ -64,3 +64,14 @@ def test_the_heuristic_detector_in_the_report_json_and_csv(detected):
     assert {"precision", "recall_low", "false_positive_rate_n", "injected_outputs"} <= set(first)
     table = randori("report", "-r", str(detected)).stdout
     assert "detectors, per tool output" in table
+
+
+def test_the_html_report_has_the_detector_table(detected, tmp_path):
+    html = tmp_path / "report.html"
+    r = randori("report", "-r", str(detected), "--html", str(html))
+    assert r.returncode == 0, r.stderr
+    page = html.read_text()
+    table = page[page.index('id="detection-table"'):]
+    table = table[:table.index("</table>")]
+    assert "detector[mode=abort]" in table and "tool_filter+detector" in table and "(no attack)" in table
+    assert "none</td>" not in table  # a defense that detects nothing has no row

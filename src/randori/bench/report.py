@@ -310,8 +310,20 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
         models=sorted({r["model"] for r in rows}), defenses=sorted({r["defense"] for r in rows}),
         attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
         headline=headline, cost_columns=cost_columns(headline), figures=figures,
-        heatmaps_left=heatmaps_left,
+        heatmaps_left=heatmaps_left, detection=detection_section(tables.get("detection") or []),
         code=code_section(tables, code_summaries(results_dir) if tables["code_rounds"] else []))
+
+
+def detection_section(detection: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The HTML report's detector table, or None when no detector-type defense ran."""
+    if not detection:
+        return None
+    columns = ["suite", "model", "defense", "attack", "outputs", "with injected text", "precision", "recall",
+               "false positives"]
+    return {"columns": columns,
+            "rows": [[_suite_label(d), d["model"], d["defense"], d["attack"] or "– (no attack)", d["outputs"],
+                      d["injected_outputs"], d["precision"], d["recall"], d["false_positive_rate"]]
+                     for d in detection]}
 
 
 def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
