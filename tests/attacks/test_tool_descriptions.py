@@ -14,6 +14,7 @@ from randori.errors import UserError
 from randori.suites import get_suite, suite_names
 from randori.suites.banking import suite as banking
 from randori.tasks.tool_vectors import read_tool_vectors
+from randori.tools.runtime import iter_strings
 from tests.helpers import randori
 
 
@@ -112,7 +113,7 @@ def test_position_puts_the_text_at_the_start_or_end_of_its_field():
     fields = {}
     for case in planned:
         env = banking.load_env(case.injections, case.placement.get("position", "replace"))
-        fields[case.attack] = next(s for s in _strings(env.model_dump()) if text in s)
+        fields[case.attack] = next(s for s in iter_strings(env.model_dump()) if text in s)
     assert benign not in fields["important_instructions"]
     assert fields["important_instructions[position=start]"].startswith(text)
     assert fields["important_instructions[position=end]"].endswith(text)
@@ -121,17 +122,6 @@ def test_position_puts_the_text_at_the_start_or_end_of_its_field():
     for case in (start, end):  # the text still reaches the agent, which still obeys it
         res = asyncio.run(run_case(case, banking, get_model("scripted/gullible", ModelSettings())))
         assert res.injection_seen and res.attack_succeeded
-
-
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _strings(v)
 
 
 @pytest.mark.parametrize("raw, message", [

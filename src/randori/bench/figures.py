@@ -255,7 +255,8 @@ def budget_curve(budget: Sequence[dict[str, Any]]) -> Figure | None:
     ax.grid(alpha=0.3)
     _legend_outside(ax)
     return Figure("adaptive-budget", "Attack success against adaptive budget",
-                  "Share of cases the adaptive attacker broke within each number of tries; bands are "
+                  "Share of cases the adaptive or search attacker broke within each number of tries (agent "
+                  "runs); bands are "
                   "Wilson 95% intervals.", _embed(fig))
 
 

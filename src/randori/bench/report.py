@@ -135,7 +135,7 @@ def _print_budget(console: Any, rows: list[dict[str, Any]]) -> None:
     if not curve:
         return
     budgets = sorted({b["budget"] for b in curve})
-    t = Table(title="adaptive attacks: attack success within a budget of tries")
+    t = Table(title="adaptive and search attacks: attack success within a budget of tries (agent runs)")
     for col in ("suite", "model", "defense", "attack", *(f"{b} tries" if b > 1 else "1 try" for b in budgets)):
         t.add_column(col)
     lines: dict[tuple[str, str, str, str], dict[int, dict[str, Any]]] = {}
