@@ -371,6 +371,7 @@ class _Zygote:
         import tempfile
 
         self.key = key
+        self.own_pid_namespace = "--unshare-pid" in argv
         self.dir = tempfile.mkdtemp(prefix="randori-zygote-")
         self.path = os.path.join(self.dir, "sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -395,6 +396,7 @@ class _Zygote:
                 if z.proc.poll() is None:
                     return z
                 z.close()
+                cls._all.remove(z)
             cls._slots += 1
             slot = cls._slots
         cgroup = _slot_cgroup(slot) if os.geteuid() == 0 else None
@@ -410,6 +412,9 @@ class _Zygote:
         with self._lock:
             if self.proc.poll() is None:
                 self._pools.setdefault(self.key, []).append(self)
+            elif self in self._all:
+                self.close()
+                self._all.remove(self)
 
     def _connect(self, first: bytes, fixture_fd: int | None) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -442,16 +447,21 @@ class _Zygote:
             await writer.drain()
             out = await asyncio.wait_for(_read_capped(reader, REPLY_CAP), timeout)
         except asyncio.TimeoutError:
-            if pid is not None:
-                _kill_group(pid)
+            self._kill_job(pid)
             return _broken("supervisor did not finish; killed", mode)
         except BaseException:
-            if pid is not None:
-                _kill_group(pid)
+            self._kill_job(pid)
             raise
         finally:
             writer.close()
         return _parse(out, b"", mode)
+
+    def _kill_job(self, pid: int | None) -> None:
+        if self.own_pid_namespace:
+            # The pid it sent is one of its own namespace: end the whole fork server (one job each).
+            self.proc.kill()
+        elif pid is not None:
+            _kill_group(pid)
 
     def close(self) -> None:
         import shutil

@@ -58,7 +58,7 @@ class BuiltRoot:
         self.base_prefix, self.version = info["base_prefix"], info["version"]
         self.site_packages = [p for p in info["site"] if os.path.isdir(p)]
         self.venv = info["prefix"] != info["base_prefix"]
-        self.remap = not self.base_prefix.startswith("/usr/")
+        self.remap = not (self.base_prefix == "/usr" or self.base_prefix.startswith("/usr/"))
         inside_base = f"{INSIDE}/python" if self.remap else self.base_prefix
         real_exe = os.path.realpath(info["executable"])
         rel = os.path.relpath(real_exe, os.path.realpath(self.base_prefix))
@@ -91,7 +91,11 @@ class BuiltRoot:
     def argv(self, bwrap: str, site_packages: bool, *, cgroup: str | None, as_root: bool) -> list[str]:
         a = [bwrap]
         if not as_root:
-            a += ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL"]
+            # Root of a user namespace, with the capabilities to make each run's namespaces. A
+            # PID namespace of its own and its own /proc: the kernel lets a user namespace mount
+            # a new /proc only where one is already fully visible.
+            a += ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--unshare-pid", "--proc", "/proc",
+                  "--die-with-parent"]
         a += ["--ro-bind", "/usr", "/usr"]
         for d in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             p = f"/{d}"
@@ -99,7 +103,7 @@ class BuiltRoot:
                 a += ["--symlink", os.readlink(p), p]
             elif os.path.isdir(p):
                 a += ["--ro-bind", p, p]
-        a += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/proc"]
+        a += ["--dev", "/dev", "--tmpfs", "/tmp"] + (["--dir", "/proc"] if as_root else [])
         site = f"{INSIDE}/venv/lib/python{self.version}"
         for d in ("/etc", "/opt", INSIDE, f"{INSIDE}/sandbox", f"{INSIDE}/venv", f"{INSIDE}/venv/bin",
                   f"{INSIDE}/venv/lib", site, *(["/sys", "/sys/fs", "/sys/fs/cgroup"] if cgroup else [])):
