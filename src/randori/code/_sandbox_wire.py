@@ -206,7 +206,8 @@ def encode_exception(e: BaseException, where: str = "") -> dict:
     if size > 4 * TEXT_CAP:
         args = None
     return {"$": "exception", "type": cap_text(type(e).__name__, 100), "module": cap_text(type(e).__module__, 100),
-            "mro": mro, "args": args, "message": cap_text(message), "where": cap_text(where, 300)}
+            "qualname": cap_text(type(e).__qualname__, 200), "mro": mro, "args": args, "message": cap_text(message),
+            "where": cap_text(where, 300)}
 
 
 # -- decoding (receiver side: builds only objects of its own) -----------------------------------
@@ -252,12 +253,27 @@ def _builtin_exception(name: str) -> type | None:
     return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
 
 
+def _library_exception(module: str, qualname: str) -> type | None:
+    """The receiver's own class of that name, from a library the receiver has already imported
+    (tests catch `jwt.InvalidSignatureError` raised by the code). Never imports anything."""
+    mod = sys.modules.get(module)
+    if mod is None or module in ("solution", "__main__") or module.startswith("_sandbox"):
+        return None
+    obj: Any = mod
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
 def decode_exception(d: dict) -> BaseException:
     name, module, message = str(d.get("type", "Exception")), str(d.get("module", "")), str(d.get("message", ""))
     mro = [str(n) for n in d.get("mro") or [] if isinstance(n, str)]
     base = next((c for c in map(_builtin_exception, mro or [name]) if c is not None), Exception)
+    library = _library_exception(module, str(d.get("qualname", name))) if module != "builtins" else None
     if module == "builtins" and base.__name__ == name:
         cls = base
+    elif library is not None:
+        cls = library
     else:
         # A class of the candidate's own: rebuilt here under its name, on its nearest builtin base.
         key = (module, name, base.__name__)
@@ -269,7 +285,11 @@ def decode_exception(d: dict) -> BaseException:
     try:
         exc = cls(*decode(args)) if isinstance(args, list) else cls(message)
     except Exception:
-        exc = cls(message)
+        try:
+            exc = cls(message)
+        except Exception:  # a library class whose constructor wants other arguments
+            exc = cls.__new__(cls)
+            BaseException.__init__(exc, message)
     try:
         exc.message_text = message  # type: ignore[attr-defined]
         exc.where = str(d.get("where", ""))  # type: ignore[attr-defined]

@@ -81,17 +81,24 @@ class ReferenceCheck:
             return {g: {"passed": r.passed, "status": r.status, "failures": r.failures} for g, r in d.items()}
 
         reason = self.reason
-        verdicts = sorted({g.verdict_isolation or "?" for d in (self.secure, self.insecure) for g in d.values()})
         return {"task": self.task_id, "cwe": self.cwe, "ok": self.ok and reason is None, "split_tests": self.split,
                 "reason": None if reason is None else {"class": reason[0], "detail": reason[1]},
-                "verdict_isolation": "/".join(verdicts),
+                "verdict_isolation": self.verdict_isolation,
                 "secure": groups(self.secure), "insecure": groups(self.insecure), "problems": self.problems}
 
     @property
     def separates(self) -> bool:
         return self.ok and self.reason is None
 
+    @property
+    def verdict_isolation(self) -> str:
+        modes = {g.verdict_isolation for d in (self.secure, self.insecure) for g in d.values()}
+        return "shared" if "shared" in modes else "separate"
 
+
+# What a failure looks like when an object could not cross between tests and code (see
+# `_sandbox_wire.Opaque`): a test's object arriving at the code, or the code's object at the test.
+BOUNDARY_MARKERS = ("'Opaque' object", "object from the code under test", "crosses the sandbox boundary")
 _MISSING = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 _NETWORK = re.compile(r"gaierror|Name or service not known|Temporary failure in name resolution|Network is "
                       r"unreachable|No address associated|URLError|NewConnectionError|getaddrinfo failed")
@@ -130,10 +137,26 @@ def reason_counts(checks: Sequence[ReferenceCheck]) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
+async def _check(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
     secure, insecure = await asyncio.gather(run_all_groups(sandbox, task, task.secure_code),
                                             run_all_groups(sandbox, task, task.insecure_code))
     return ReferenceCheck(task.id, task.cwe, task.has_split_tests, secure, insecure)
+
+
+async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
+    """Check a task's references; for a combined-test (external) item that does not separate
+    with its tests in their own process, try once more with tests and code in one process (its
+    tests may hand the code objects of their own, or inspect objects it returns). The mode that
+    separates is then the item's mode, decided by the data set's references, never by the code
+    under judgement."""
+    res = await _check(sandbox, task)
+    if res.separates or task.has_split_tests or task.verdict_isolation == "shared":
+        return res
+    failures = [m for g in res.secure.values() for m in g.failures]
+    if not any(marker in m for m in failures for marker in BOUNDARY_MARKERS):
+        return res  # it failed for a reason of its own, not because objects could not cross
+    shared = await _check(sandbox, task.model_copy(update={"verdict_isolation": "shared"}))
+    return shared if shared.separates else res
 
 
 async def check_tasks(sandbox: Sandbox, tasks: Sequence[CodeTask], *, concurrency: int = 4,

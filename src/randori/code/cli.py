@@ -214,13 +214,15 @@ def _separating_tasks(ds: Any, tasks: list[Any], sandbox: Any, cstore: Any, conc
                                              on_done=lambda _: progress.update(bar, advance=1)))
         for c in checks:
             reason = c.reason
-            known[c.task_id] = (c.separates, *(reason or ("", "")))
+            known[c.task_id] = (c.separates, *(reason or ("", "")), c.verdict_isolation)
         cstore.save_check(ds.name, ds.version, env, known)
-    kept = [t for t in tasks if known[t.id][0]]
+    # The mode each item separated in is the mode it is judged in.
+    kept = [t.model_copy(update={"verdict_isolation": known[t.id][3]}) if known[t.id][3] == "shared" else t
+            for t in tasks if known[t.id][0]]
     left = [known[t.id] for t in tasks if not known[t.id][0]]
     if left:
         by: dict[str, int] = {}
-        for _, cls, why in left:
+        for _, cls, why, _mode in left:
             key = f"{cls} {why}" if cls == "missing package" else cls
             by[key] = by.get(key, 0) + 1
         why_text = ", ".join(f"{k}: {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))

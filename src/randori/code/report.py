@@ -129,6 +129,20 @@ def render_seed_summary(summaries: Sequence[dict[str, Any]], console: Console) -
         console.print(f"  {SEED_LABELS.get(key, 'Samples')}: {text}", soft_wrap=True)
 
 
+def _why_not(c: ReferenceCheck) -> str:
+    """A short reason for the table (the JSON output has the details)."""
+    reason = c.reason
+    if reason is None:
+        return ""
+    cls, detail = reason
+    if cls == "missing package":
+        return f"no {detail}"
+    if cls == "data set bug":
+        return "bug: " + ("secure fails" if "secure reference fails" in detail else "insecure passes"
+                          if "insecure reference passes" in detail else "see --format json")
+    return cls
+
+
 def render_checks(checks: Sequence[ReferenceCheck], console: Console, *, label: str, isolation: str) -> None:
     split = any(c.split for c in checks)
     table = Table(title=f"Reference check · {label} · sandbox: {isolation}", title_justify="left")
@@ -154,18 +168,15 @@ def render_checks(checks: Sequence[ReferenceCheck], console: Console, *, label: 
                      mark(c.insecure["functional"].passed), mark(c.insecure["security"].passed, want=False)]
         else:
             cells = [mark(c.secure["combined"].passed), mark(c.insecure["combined"].passed, want=False)]
-        reason = c.reason
-        why = "" if reason is None else f"{reason[0]}: {reason[1]}" if reason[0] == "missing package" else \
-            f"{reason[0]}: {c.problems[0] if c.problems else reason[1]}"
         table.add_row(c.task_id, c.cwe, *cells, "[green]yes[/]" if c.separates else "[red]no[/]",
-                      (why if not split else (c.problems[0] if c.problems else ""))[:120], end_section=False)
+                      _why_not(c) if not split else (c.problems[0] if c.problems else "")[:120])
     console.print(table)
     good = sum(1 for c in checks if c.separates)
     what = "valid" if split else "separate secure from insecure here"
     console.print(f"{good}/{len(checks)} tasks {what}; {len({c.cwe for c in checks})} CWEs")
     counts = reason_counts(checks)
     if counts:
-        console.print("Not separating: " + "; ".join(f"{k}: {v}" for k, v in counts.items()), soft_wrap=True)
+        console.print("Not separating: " + "; ".join(f"{k}: {v}" for k, v in counts.items()))
     shared = sum(1 for c in checks if any(g.verdict_isolation == "shared" for g in c.secure.values()))
     if shared:
         console.print(f"{shared} task(s) judged in the code's own process (their tests use its namespace)")

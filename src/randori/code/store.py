@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS code_reference_checks (
   separates INTEGER NOT NULL,
   reason_class TEXT,
   reason TEXT,
+  verdict_isolation TEXT,
   checked_at REAL NOT NULL,
   PRIMARY KEY (dataset, dataset_version, environment, task_id)
 );
@@ -145,25 +146,27 @@ class CodeStore:
                 self.conn.execute(f"ALTER TABLE code_results ADD COLUMN {name} {kind}")
 
     # -- reference checks of external data sets (cached per data set version and environment) --
-    def cached_check(self, dataset: str, version: str, environment: str) -> dict[str, tuple[bool, str, str]] | None:
+    def cached_check(self, dataset: str, version: str, environment: str
+                     ) -> dict[str, tuple[bool, str, str, str]] | None:
+        """task id -> (separates, reason class, reason, verdict isolation)."""
         rows = self.conn.execute(
-            "SELECT task_id, separates, reason_class, reason FROM code_reference_checks "
+            "SELECT task_id, separates, reason_class, reason, verdict_isolation FROM code_reference_checks "
             "WHERE dataset = ? AND dataset_version = ? AND environment = ?", (dataset, version, environment)).fetchall()
         if not rows:
             return None
-        return {r[0]: (bool(r[1]), r[2] or "", r[3] or "") for r in rows}
+        return {r[0]: (bool(r[1]), r[2] or "", r[3] or "", r[4] or "separate") for r in rows}
 
     def save_check(self, dataset: str, version: str, environment: str,
-                   results: dict[str, tuple[bool, str, str]]) -> None:
+                   results: dict[str, tuple[bool, str, str, str]]) -> None:
         now = time.time()
         with self.conn:
             self.conn.execute("BEGIN")
             self.conn.execute("DELETE FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? "
                               "AND environment = ?", (dataset, version, environment))
             self.conn.executemany(
-                "INSERT INTO code_reference_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(dataset, version, environment, tid, int(ok), cls or None, why or None, now)
-                 for tid, (ok, cls, why) in results.items()])
+                "INSERT INTO code_reference_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(dataset, version, environment, tid, int(ok), cls or None, why or None, mode, now)
+                 for tid, (ok, cls, why, mode) in results.items()])
 
     def exclusions(self, dataset: str, version: str) -> dict[str, Any] | None:
         """The latest reference check of a data set version: how many items it left out, and why."""

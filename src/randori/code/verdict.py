@@ -97,6 +97,34 @@ def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[s
     return imports, functions - others, others
 
 
+# Tests that look at or change their own process (its environment, children, memory, CPU time,
+# random state) mean the code's process when they share it: they need the shared namespace.
+PROCESS_STATE = {("psutil", None), ("os", "getpid"), ("os", "getppid"), ("os", "putenv"), ("os", "unsetenv"),
+                 ("resource", "getrusage"), ("tracemalloc", None), ("random", "seed"), ("time", "process_time"),
+                 ("threading", "active_count"), ("threading", "enumerate"), ("gc", "get_objects")}
+_ENV_WRITES = {"update", "pop", "setdefault", "clear", "__setitem__", "__delitem__"}
+
+
+def _uses_process_state(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (node.id, None) in PROCESS_STATE:
+            return True
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in PROCESS_STATE or (node.value.id, None) in PROCESS_STATE:
+                return True
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and _is_environ(node.value):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in _ENV_WRITES:
+                return True
+    return False
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name)
+            and node.value.id == "os")
+
+
 def _patches_modules(tree: ast.AST, modules: set[str]) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -139,4 +167,7 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
         return VerdictPlan(SHARED, reason="the tests use the code's " + ", ".join(f"`{n}`" for n in needs_namespace))
     if _patches_modules(tree, test_imports | set(ref_imports) & free):
         return VerdictPlan(SHARED, reason="the tests patch modules the code uses")
+    if _uses_process_state(tree):
+        return VerdictPlan(SHARED, reason="the tests inspect or change their own process (environment, children, "
+                                          "memory, CPU time, random state)")
     return VerdictPlan(SEPARATE, tuple(imports), tuple(functions))
