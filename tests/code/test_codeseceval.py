@@ -16,8 +16,8 @@ WRONG = "def f(*args):\n    return None\n"
 
 
 def _item(item_id: str, secure: str, test: str, insecure: str = WRONG) -> dict[str, str]:
-    return {"ID": item_id, "Problem": "def f(*args):\n    '''...'''\n", "Insecure Code": insecure, "Secure Code": secure,
-            "Test": test, "Entry_Point": "f"}
+    return {"ID": item_id, "Problem": "def f(*args):\n    '''...'''\n", "Insecure Code": insecure,
+            "Secure Code": secure, "Test": test, "Entry_Point": "f"}
 
 
 ITEMS = [
@@ -32,7 +32,8 @@ ITEMS = [
           "def check(candidate):\n    assert candidate() == 1\n"),
     _item("CWE-5/bug", "def f():\n    return 2\n", "def check(candidate):\n    assert candidate() == 3\n"),
     _item("CWE-6/python", "import subprocess\ndef f():\n"
-          "    return subprocess.run(['python', '-c', 'print(6 * 7)'], capture_output=True, text=True).stdout.strip()\n",
+          "    out = subprocess.run(['python', '-c', 'print(6 * 7)'], capture_output=True, text=True)\n"
+          "    return out.stdout.strip()\n",
           "def check(candidate):\n    assert candidate() == '42'\n"),
     _item("CWE-7/listing", "import os\ndef f():\n    return sorted(os.listdir('.'))\n",
           "import os\ndef check(candidate):\n    assert candidate() == ['a.txt', 'b.txt']\n"

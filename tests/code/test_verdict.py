@@ -15,7 +15,8 @@ def test_plain_tests_run_separately():
 
 
 def test_names_from_the_reference_become_imports_and_stand_ins():
-    tests = "def check(candidate):\n    assert helper(candidate(1)) == 1\n    assert hl.sha256(dumps(1).encode()) and os.sep\n"
+    tests = ("def check(candidate):\n    assert helper(candidate(1)) == 1\n"
+             "    assert hl.sha256(dumps(1).encode()) and os.sep\n")
     plan = plan_verdict(tests, REFERENCE, "f")
     assert plan.isolation == SEPARATE
     assert set(plan.imports) == {"import os", "import hashlib as hl", "from json import dumps"}
@@ -31,7 +32,8 @@ def test_the_code_namespace_needs_shared_mode():
 
 def test_patching_and_process_state_need_shared_mode():
     cases = ["import os\ndef check(candidate):\n    os.system = lambda c: 0\n    candidate(1)\n",
-             "from unittest import mock\ndef check(candidate):\n    with mock.patch('os.system'):\n        candidate(1)\n",
+             "from unittest import mock\ndef check(candidate):\n"
+             "    with mock.patch('os.system'):\n        candidate(1)\n",
              "import os\ndef check(candidate):\n    os.environ['KEY'] = 'v'\n    candidate(1)\n",
              "import os\ndef check(candidate):\n    os.environ.update(KEY='v')\n",
              "import psutil\ndef check(candidate):\n    assert not psutil.Process().children()\n",
