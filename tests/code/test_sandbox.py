@@ -204,6 +204,43 @@ def test_output_is_captured_and_capped(sandbox):
     assert res.truncated["output"] > 200_000 and "more bytes of output cut" in res.output
 
 
+def test_root_is_built_not_inherited(sandbox):
+    if sandbox.mode not in ("namespaces", "userns"):
+        pytest.skip("namespaces are unavailable here: the process mode has no built root")
+    here = str(Path(__file__).resolve())
+    code = ("import os\n"
+            "def look(paths):\n"
+            "    return sorted(os.listdir('/')), [p for p in paths if os.path.exists(p)]\n")
+    tests = ("def check(candidate):\n"
+             f"    top, seen = candidate(['/work', '/home', '/root', '/run', '/var', '/mnt', {here!r}])\n"
+             "    assert seen == [], seen\n"
+             "    assert set(top) <= {'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'opt', 'proc', 'sbin', "
+             "'sys', 'tmp', 'usr'}, top\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+    assert res.passed, res.outcomes
+    assert res.isolation["root"] == "built"
+
+
+def test_seccomp_refuses_calls_code_never_needs(sandbox):
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "def attempt():\n"
+            "    done = []\n"
+            "    if libc.unshare(0x10000000) == 0:\n        done.append('unshare user')\n"
+            "    if libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0:\n        done.append('mount')\n"
+            "    if libc.ptrace(0, 0, 0, 0) == 0:\n        done.append('ptrace')\n"
+            "    try:\n        os.memfd_create('x')\n        done.append('memfd')\n    except OSError:\n        pass\n"
+            "    if libc.syscall(321, 0, 0, 0) >= 0:\n        done.append('bpf')\n"
+            "    pid = os.fork()\n"  # ordinary process creation still works
+            "    if pid == 0:\n        os._exit(7)\n"
+            "    return done, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n")
+    tests = "def check(candidate):\n    assert candidate() == ([], 7)\n"
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="attempt", test_names=["check"]))
+    if not res.isolation.get("seccomp"):
+        pytest.skip("no seccomp filter for this architecture")
+    assert res.passed, res.outcomes
+
+
 # -- hostile programs -----------------------------------------------------------------------------
 
 def _uid_processes(uid: int | None) -> list[int]:
