@@ -57,6 +57,11 @@ CGROUP_MOUNT = "/sys/fs/cgroup/randori"
 # SysV IPC inside the sandbox's own IPC namespace: 16 MiB of shared memory in all.
 IPC_LIMITS = {"shmmax": 16 << 20, "shmall": 4096, "shmmni": 16, "msgmnb": 64 << 10, "msgmni": 16}
 
+PRELOAD = ("json", "re", "hashlib", "hmac", "base64", "secrets", "sqlite3", "subprocess", "pathlib", "shutil",
+           "tempfile", "datetime", "string", "random", "html", "urllib.parse", "ipaddress", "zlib", "gzip",
+           "functools", "collections", "itertools", "io", "csv", "dataclasses", "typing", "xml.etree.ElementTree",
+           "logging", "uuid", "decimal", "enum")
+
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -639,6 +644,14 @@ def _serve(listen_fd: int) -> None:
     import _sandbox_candidate  # noqa: F401
     import _sandbox_judge  # noqa: F401
     import _sandbox_seccomp  # noqa: F401
+
+    # Standard modules tasks and tests commonly import, loaded once here rather than in every run.
+    # (Modules with per-process state re-seed or re-check their pid after a fork: random, tempfile.)
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except Exception:  # a module missing from this build only costs its import later
+            continue
 
     global _IN_CGROUP
     _IN_CGROUP = os.path.isdir(CGROUP_MOUNT) and _join_cgroup()
