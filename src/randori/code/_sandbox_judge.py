@@ -97,7 +97,7 @@ class Candidate:
             req["after"] = True
         reply = self.request(req)
         cpu = reply.get("cpu_s")
-        self.last_cpu_s = float(cpu) if type(cpu) in (int, float) and 0 <= cpu < 1e6 else 0.0
+        self.last_cpu_s = float(cpu) if isinstance(cpu, (int, float)) and 0 <= cpu < 1e6 else 0.0
         if reply.get("timeout"):
             raise CallTimeout(f"used more than {cpu_s:.2f}s of CPU")
         if mutable and "after" in reply:

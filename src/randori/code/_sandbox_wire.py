@@ -175,7 +175,7 @@ def _as_base(base: type, v: Any) -> Any:
     if base is str:
         return str.__str__(v)
     if base is bytes:
-        return bytes.__bytes__(v) if hasattr(bytes, "__bytes__") else bytes(v)
+        return b"" + v  # an exact bytes copy, whatever the subclass's __bytes__ says
     return base(v)
 
 
@@ -270,6 +270,7 @@ def decode_exception(d: dict) -> BaseException:
     mro = [str(n) for n in d.get("mro") or [] if isinstance(n, str)]
     base = next((c for c in map(_builtin_exception, mro or [name]) if c is not None), Exception)
     library = _library_exception(module, str(d.get("qualname", name))) if module != "builtins" else None
+    cls: type
     if module == "builtins" and base.__name__ == name:
         cls = base
     elif library is not None:
@@ -277,10 +278,11 @@ def decode_exception(d: dict) -> BaseException:
     else:
         # A class of the candidate's own: rebuilt here under its name, on its nearest builtin base.
         key = (module, name, base.__name__)
-        cls = _EXC_CLASSES.get(key)
-        if cls is None:
-            cls = type(name, (base,), {"__module__": module or "solution", "__str__": lambda self: self.message_text})
-            _EXC_CLASSES[key] = cls
+        made = _EXC_CLASSES.get(key)
+        if made is None:
+            made = type(name, (base,), {"__module__": module or "solution", "__str__": lambda self: self.message_text})
+            _EXC_CLASSES[key] = made
+        cls = made
     args = d.get("args")
     try:
         exc = cls(*decode(args)) if isinstance(args, list) else cls(message)
@@ -288,7 +290,7 @@ def decode_exception(d: dict) -> BaseException:
         try:
             exc = cls(message)
         except Exception:  # a library class whose constructor wants other arguments
-            exc = cls.__new__(cls)
+            exc = BaseException.__new__(cls)
             BaseException.__init__(exc, message)
     try:
         exc.message_text = message  # type: ignore[attr-defined]

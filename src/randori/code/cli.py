@@ -55,8 +55,8 @@ def _sandbox(timeout: float) -> Any:
 
 
 def _describe_isolation(mode: str) -> str:
-    return {"namespaces": "namespaces (no network, own PID/mount namespace, unprivileged uid per run)",
-            "userns": "user namespace (no network, own PID/mount namespace)",
+    return {"namespaces": "built root, namespaces (no network), seccomp, unprivileged uid per run",
+            "userns": "built root, user namespace (no network), seccomp",
             "process": "process only (NO network isolation: namespaces are unavailable here)"}.get(mode, mode)
 
 

