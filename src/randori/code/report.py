@@ -126,7 +126,7 @@ def render_seed_summary(summaries: Sequence[dict[str, Any]], console: Console) -
         console.print(table)
     console.print("Definitions:")
     for key, text in (summaries[0]["seed_summary"]["definitions"] if summaries else {}).items():
-        console.print(f"  {SEED_LABELS.get(key, 'Samples')}: {text}", soft_wrap=True)
+        console.print(f"  {SEED_LABELS.get(key, 'Samples')}: {text}")
 
 
 def _why_not(c: ReferenceCheck) -> str:
