@@ -45,12 +45,12 @@ def read_bank(path: str) -> tuple[dict[str, Any], ...]:
     if not isinstance(raw, dict) or raw.get("randori_bank") != FORMAT or not isinstance(raw.get("entries"), list):
         raise UserError(f"bank: {path} is not a bank of injection texts (write one with `randori attacks export`)")
     entries = []
-    for i, e in enumerate(raw["entries"]):
-        inj = e.get("injections") if isinstance(e, dict) else None
+    for i, entry in enumerate(raw["entries"]):
+        inj = entry.get("injections") if isinstance(entry, dict) else None
         if not (isinstance(inj, dict) and inj and all(isinstance(t, str) for t in inj.values())
-                and isinstance(e.get("goal"), str)):
+                and isinstance(entry.get("goal"), str)):
             raise UserError(f"bank: {path}: entry {i} needs a goal and injections (vector -> text)")
-        entries.append(e)
+        entries.append(entry)
     return tuple(entries)
 
 
