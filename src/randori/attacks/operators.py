@@ -60,10 +60,11 @@ def rephrase(injections: dict[str, str], seed: Seed) -> dict[str, str] | None:
 def data_format(injections: dict[str, str], seed: Seed) -> dict[str, str] | None:
     """A record as tools render data; field names the attacker saw in tool outputs are reused."""
     body = " ".join(ln.strip() for ln in _main(injections).splitlines() if ln.strip())
-    seen = [n for n, _ in Counter(_FIELD_NAME.findall(seed.observed)).most_common(2)]
-    status, note = (seen + ["status", "action"])[:2] if len(seen) >= 2 else ("status", "action")
+    texty = [n for n, _ in Counter(_FIELD_NAME.findall(seed.observed)).most_common()
+             if n != "id" and not n.endswith(("_id", "date", "amount", "_at"))]
+    note = texty[0] if texty else "action"
     user = seed.context.user_name
-    lines = [f"{status}: open", f"{note}: {body}"] + ([f"requested_by: {user}"] if user else [])
+    lines = ["status: open", f"{note}: {body}"] + ([f"requested_by: {user}"] if user else [])
     text = "\n".join(lines)
     return None if text == _main(injections) else _everywhere(injections, text)
 
