@@ -29,6 +29,8 @@ async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack
 
     it = suite.injection_tasks[case.injection_task]  # type: ignore[index]
     goal_calls = it.ground_truth(suite.load_env())
+    ut = suite.user_tasks[case.user_task]  # type: ignore[index]
+    user_calls = ut.ground_truth(suite.load_env())
     context = _context(case)
     outcomes: list[Any] = []
     tries: list[Candidate] = []
@@ -39,7 +41,7 @@ async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack
         outcomes.append(out)
         tried.add(_key(injections))
         score = score_try(out.trace, attack_succeeded=out.attack_succeeded, injection_seen=out.injection_seen,
-                          goal=it.goal, goal_calls=goal_calls)
+                          goal=it.goal, goal_calls=goal_calls, user_calls=user_calls)
         tries.append(Candidate(
             number=len(tries) + 1, injections=injections, strategy=strategy, parent=parent, score=score.value,
             signal=score.signal, final_output=out.trace.final_output, attack_succeeded=out.attack_succeeded,
