@@ -9,14 +9,16 @@
    outputs of scripted/oracle and on the outputs of scripted/gullible under the fixed templates and
    under `search`.
 
-Cases run in process through the real runner (no store). `--every N` takes every N-th user task (all
-injection tasks) for a quicker look.
+Cases run through the real runner (no store), one process per suite (`--jobs`). `--every N` takes
+every N-th user task (all injection tasks) for a quicker look.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
+import os
 import time
 from collections import defaultdict
 from typing import Any
@@ -50,55 +52,72 @@ def pct(wins: int, n: int) -> str:
     return f"{100 * wins / n:5.1f}%" if n else "    -"
 
 
-def weak_spots(suites: list[Any], every: int) -> None:
+def weak_rows(name: str, every: int) -> list[tuple[str, list[int]]]:
+    """Per agent: [cases, fixed wins, adaptive wins within 1/5/20, search wins within 1/5/20]."""
+    suite = ready_suite(name)
+    users = list(suite.user_tasks)[::every]
+    out = []
+    for agent in AGENTS:
+        fixed: dict[tuple[Any, Any], bool] = defaultdict(bool)
+        for r in run(suite, agent, FIXED, users):
+            fixed[(r.user_task, r.injection_task)] |= bool(r.attack_succeeded)
+        row = [len(fixed), sum(fixed.values())]
+        for attack in ("adaptive[budget=20]", "search[budget=20]"):
+            results = run(suite, agent, [attack], users)
+            row += [sum(1 for r in results if r.attack_succeeded and r.attack_tries <= b) for b in BUDGETS]
+        out.append((agent, row))
+    return out
+
+
+def weak_spots(names: list[str], every: int, pool: Any) -> None:
     print("1. weak-spot agents: attack success (fixed = broken by any of "
           f"{len(FIXED)} templates; adaptive/search within 1/5/20 runs)")
     print(f"{'suite':10} {'agent':22} {'cases':>5} {'fixed':>6} | {'adaptive 1/5/20':>21} | {'search 1/5/20':>21}")
-    total: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * 8)
-    for suite in suites:
-        users = list(suite.user_tasks)[::every]
-        for agent in AGENTS:
-            fixed = defaultdict(bool)
-            for r in run(suite, agent, FIXED, users):
-                fixed[(r.user_task, r.injection_task)] |= bool(r.attack_succeeded)
-            row = [len(fixed), sum(fixed.values())]
-            for attack in ("adaptive[budget=20]", "search[budget=20]"):
-                results = run(suite, agent, [attack], users)
-                row += [sum(1 for r in results if r.attack_succeeded and r.attack_tries <= b) for b in BUDGETS]
-            n = row[0]
-            print(f"{suite.name:10} {agent:22} {n:5} {pct(row[1], n):>6} | "
-                  + " ".join(pct(w, n) for w in row[2:5]) + " | " + " ".join(pct(w, n) for w in row[5:8]))
-            for key in ((suite.name, agent), ("all", agent)):
-                total[key] = [a + b for a, b in zip(total[key], row, strict=True)]
+    total: dict[str, list[int]] = defaultdict(lambda: [0] * 8)
+    for name, rows in zip(names, pool.starmap(weak_rows, [(n, every) for n in names], chunksize=1), strict=True):
+        for agent, row in rows:
+            _print_weak(name, agent, row)
+            total[agent] = [a + b for a, b in zip(total[agent], row, strict=True)]
     for agent in AGENTS:
-        row = total[("all", agent)]
-        n = row[0]
-        print(f"{'all':10} {agent:22} {n:5} {pct(row[1], n):>6} | " + " ".join(pct(w, n) for w in row[2:5])
-              + " | " + " ".join(pct(w, n) for w in row[5:8]))
+        _print_weak("all", agent, total[agent])
 
 
-def tool_descriptions(suites: list[Any], every: int) -> None:
+def _print_weak(suite: str, agent: str, row: list[int]) -> None:
+    n = row[0]
+    print(f"{suite:10} {agent:22} {n:5} {pct(row[1], n):>6} | " + " ".join(pct(w, n) for w in row[2:5])
+          + " | " + " ".join(pct(w, n) for w in row[5:8]))
+
+
+def tool_line(name: str, every: int) -> str:
+    suite = ready_suite(name)
+    users = list(suite.user_tasks)[::every]
+    cells = []
+    for agent in ("scripted/gullible", "scripted/oracle"):
+        for attack in ("tool_poisoning", "rug_pull"):
+            res = run(suite, agent, [attack], users)
+            wins, seen = sum(bool(r.attack_succeeded) for r in res), sum(bool(r.injection_seen) for r in res)
+            cells.append(f"{agent.split('/')[1]} {attack} {wins}/{len(res)} (seen {seen})")
+    return f"  {name:10} " + "; ".join(cells)
+
+
+def tool_descriptions(names: list[str], every: int, pool: Any) -> None:
     print("\n2. tool-description attacks: attack success (injection seen)")
-    for suite in suites:
-        users = list(suite.user_tasks)[::every]
-        cells = []
-        for agent in ("scripted/gullible", "scripted/oracle"):
-            for attack in ("tool_poisoning", "rug_pull"):
-                res = run(suite, agent, [attack], users)
-                wins, seen = sum(bool(r.attack_succeeded) for r in res), sum(bool(r.injection_seen) for r in res)
-                cells.append(f"{agent.split('/')[1]} {attack} {wins}/{len(res)} (seen {seen})")
-        print(f"  {suite.name:10} " + "; ".join(cells))
+    for line in pool.starmap(tool_line, [(n, every) for n in names], chunksize=1):
+        print(line)
 
 
-def detection(suites: list[Any], every: int) -> None:
+def detection_rows(name: str, every: int) -> list[dict[str, Any]]:
+    suite = ready_suite(name)
+    users = list(suite.user_tasks)[::every]
+    rows = [_row(r) for r in run(suite, "scripted/oracle", [], users, "detector", benign=True)]
+    for attack in ([*FIXED, "search[budget=20]"]):
+        rows += [_row(r) for r in run(suite, "scripted/gullible", [attack], users, "detector")]
+    return rows
+
+
+def detection(names: list[str], every: int, pool: Any) -> None:
     print("\n3. heuristic detector, per tool output (pooled over suites)")
-    rows = []
-    for suite in suites:
-        users = list(suite.user_tasks)[::every]
-        for r in run(suite, "scripted/oracle", [], users, "detector", benign=True):
-            rows.append(_row(r))
-        for attack in ([*FIXED, "search[budget=20]"]):
-            rows += [_row(r) for r in run(suite, "scripted/gullible", [attack], users, "detector")]
+    rows = [r for rs in pool.starmap(detection_rows, [(n, every) for n in names], chunksize=1) for r in rs]
     fixed = [r for r in rows if r["attack"] in FIXED]
     groups = {"benign (oracle, no attack)": [r for r in rows if r["attack"] is None],
               "fixed templates": fixed, "search texts (every try)": [r for r in rows if r["attack"] not in FIXED
@@ -126,17 +145,20 @@ def main() -> None:
     ap.add_argument("--suite", action="append", help="suite (repeatable; default: all)")
     ap.add_argument("--part", action="append", choices=("weak", "tools", "detection"),
                     help="which part to run (repeatable; default: all)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="suites run at once, one process each")
     args = ap.parse_args()
-    suites = [ready_suite(n) for n in (args.suite or suite_names())]
+    names = args.suite or suite_names()
     parts = args.part or ["weak", "tools", "detection"]
     t0 = time.perf_counter()
-    if "weak" in parts:
-        weak_spots(suites, args.every)
-    if "tools" in parts:
-        tool_descriptions(suites, args.every)
-    if "detection" in parts:
-        detection(suites, args.every)
-    print(f"\n({time.perf_counter() - t0:.0f} s, suites {', '.join(f'{s.name}@{s.version}' for s in suites)})")
+    with multiprocessing.get_context("spawn").Pool(max(1, min(args.jobs, len(names)))) as pool:
+        if "weak" in parts:
+            weak_spots(names, args.every, pool)
+        if "tools" in parts:
+            tool_descriptions(names, args.every, pool)
+        if "detection" in parts:
+            detection(names, args.every, pool)
+    versions = ", ".join(f"{n}@{ready_suite(n).version}" for n in names)
+    print(f"\n({time.perf_counter() - t0:.0f} s wall, {args.jobs} job(s), suites {versions})")
 
 
 if __name__ == "__main__":
