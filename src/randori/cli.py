@@ -92,59 +92,95 @@ def _check_base_url(option: str, url: str | None) -> None:
         check_base_url(url, option)
 
 
+# `run --help` groups its options in these panels.
+WHAT = "What to run"
+MODEL = "Model settings"
+ATTACKS = "Attacks and defenses"
+LIMITS = "Limits and spend"
+OUTPUT = "Output"
+
+
 @app.command()
 def run(
-    suite: list[str] = typer.Option([], "--suite", "-s", help="Suite to run (repeatable). Default: all."),
-    model: str | None = typer.Option(
-        None, "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle. "
-        f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
-    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
-    attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
-                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
-                                     "list`. With 2+ attacks the report adds a 'max' row."),
-    defense: list[str] = typer.Option(["none"], "--defense", "-d",
-                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
-                                      "NAME\\[key=value] sets parameters; see `randori defenses list`."),
-    attacker_model: str | None = typer.Option(
-        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
-        "scripted agents, else the agent's own model."),
-    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive."),
-    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
-                                             help="The adaptive attacker also sees each try's tool calls and outputs."),
-    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
-                                                 "attacker model."),
-    user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable)."),
+    suite: list[str] = typer.Option([], "--suite", "-s", help="Suite to run (repeatable). Default: all.",
+                                    rich_help_panel=WHAT),
+    user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable).",
+                                        rich_help_panel=WHAT),
     injection_task: list[str] = typer.Option([], "--injection-task", "-i",
-                                             help="Only these injection tasks (repeatable)."),
-    benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack."),
-    no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all."),
-    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times."),
-    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once."),
+                                             help="Only these injection tasks (repeatable).", rich_help_panel=WHAT),
+    benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack.",
+                                rich_help_panel=WHAT),
+    no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all.", rich_help_panel=WHAT),
+    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times.",
+                                rich_help_panel=WHAT),
+    model: list[str] = typer.Option(
+        [], "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle (repeatable: each "
+        f"model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.", rich_help_panel=MODEL),
+    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server.", rich_help_panel=MODEL),
     temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
-                                    "(for models that reject the parameter)."),
-    seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
-    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call."),
+                                    "(for models that reject the parameter).", rich_help_panel=MODEL),
+    seed: int | None = typer.Option(None, help="Sampling seed, sent as given.", rich_help_panel=MODEL),
+    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call.",
+                                          rich_help_panel=MODEL),
     reasoning_effort: str | None = typer.Option(
-        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it."),
-    max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped."),
+        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it.",
+        rich_help_panel=MODEL),
+    max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped.",
+                                  rich_help_panel=MODEL),
     timeout: float = typer.Option(120.0, help="Seconds one model request may take.",
-                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds"),
+                                  rich_help_panel=MODEL),
     max_retries: int = typer.Option(
         4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
-        "dropped connection (exponential backoff with jitter; Retry-After is obeyed)."),
+        "dropped connection (exponential backoff with jitter; Retry-After is obeyed).", rich_help_panel=MODEL),
     provider_concurrency: int | None = typer.Option(
         None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
-        "(see `randori models`)."),
+        "(see `randori models`).", rich_help_panel=MODEL),
+    attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
+                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
+                                     "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
+    defense: list[str] = typer.Option(["none"], "--defense", "-d",
+                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
+                                      "NAME\\[key=value] sets parameters; see `randori defenses list`.",
+                                      rich_help_panel=ATTACKS),
+    attacker_model: str | None = typer.Option(
+        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
+        "scripted agents, else the agent's own model.", rich_help_panel=ATTACKS),
+    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive.",
+                                        rich_help_panel=ATTACKS),
+    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
+                                             help="The adaptive attacker also sees each try's tool calls and outputs.",
+                                             rich_help_panel=ATTACKS),
+    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
+                                                 "attacker model.", rich_help_panel=ATTACKS),
+    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once.", rich_help_panel=LIMITS),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most N of the cases not yet in the "
+                                     "store (whole task pairs first, in seeded order); rerun to continue.",
+                                     rich_help_panel=LIMITS),
+    sample: float | None = typer.Option(
+        None, "--sample", help="Run a FRACTION (0-1] of the plan, stratified by suite and user task and seeded; a "
+        "larger fraction or a full run later reuses every case already stored.",
+        callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
+    sample_seed: int = typer.Option(0, "--sample-seed", help="Seed of --sample and --limit.", rich_help_panel=LIMITS),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", help="Stop cleanly before this run spends more than USD (at the price table's "
+        "prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
+        rich_help_panel=LIMITS),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
+                                 "run nothing.", rich_help_panel=LIMITS),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
-                                       help="TOML price table overriding the built-in one (see docs)."),
-    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+                                       help="TOML price table overriding the built-in one (see docs).",
+                                       rich_help_panel=OUTPUT),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP, rich_help_panel=OUTPUT),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
-    each attack. Finished cases in the results store are skipped, so re-running resumes.
+    each attack, for each model and defense. Finished cases in the results store are skipped, so
+    re-running resumes.
 
     Two runs on one results directory share the work: a case another live run has claimed is left to it."""
     from rich.console import Console
 
+    from randori import cli_plan
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
     from randori.bench.runner import Selection, plan
@@ -157,36 +193,53 @@ def run(
                              reasoning_effort=reasoning_effort)
     _use_prices(prices)
     console = Console(stderr=True)
-    model_name = model or os.environ.get("RANDORI_MODEL")
-    if not model_name:
-        model_name = DEFAULT_MODEL
+    model_names = list(dict.fromkeys(model)) or [os.environ.get("RANDORI_MODEL") or ""]
+    if not model_names[0]:
+        model_names = [DEFAULT_MODEL]
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
+    if max_cost is not None:
+        cli_plan.check_prices(model_names, "--max-cost")
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
-                           concurrency=provider_concurrency, **options)
+    chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries,
+                             concurrency=provider_concurrency, **options) for name in model_names]
     suites = _load_suites(suite)
-    sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
-                    user_tasks=user_task, injection_tasks=injection_task, benign=benign,
-                    repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
-                                                      "trace": attacker_sees_trace},
-                    # The default attacker is the agent's own model, so it is served where the agent is.
-                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
-    cases = plan(sel)
+    # The default attacker is the agent's own model, so it is served where the agent is.
+    attacker_url = attacker_base_url or (base_url if attacker_model is None else None)
+    batches = []
+    for chat_model in chat_models:
+        sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
+                        user_tasks=user_task, injection_tasks=injection_task, benign=benign,
+                        repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
+                                                          "trace": attacker_sees_trace},
+                        attacker_base_url=attacker_url)
+        batches.append(cli_plan.Batch(chat_model, cli_plan.subset(plan(sel), fraction=sample, seed=sample_seed)))
+    cases = [c for b in batches for c in b.cases]
+    by_name = {s.name: s for s in suites}
+    subset_note = f" (a {sample:g} sample, seed {sample_seed})" if sample is not None else ""
+    if dry_run:
+        _dry_run(console, results_dir, batches, by_name, limit, sample_seed, subset_note)
+        return
     with Store(results_dir) as store:
         done = store.done_keys()
-        todo = [c for c in cases if c.key not in done]
-        console.print(f"{len(cases)} cases planned, {len(cases) - len(todo)} already in {store.path}, "
-                      f"{len(todo)} to run.", highlight=False, soft_wrap=True)
-        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": model_name,
-                  "settings": settings.key_fields(), "attacks": list(sel.attacks),
-                  "defenses": list(defense), "repeats": repeats, "argv": _safe_argv()}
+        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, sample_seed)
+        console.print(f"{len(cases)} cases planned{subset_note}, {len(cases) - len(todo)} already in {store.path}"
+                      + (f" or left for later (--limit {limit})" if limit is not None else "")
+                      + f", {len(todo)} to run.", highlight=False, soft_wrap=True)
+        cap = cli_plan.spend_cap(max_cost, cli_plan.estimator(store, by_name, chat_models), todo)
+        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(model_names),
+                  "models": model_names, "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
+                  "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
+                  **_subset_config(sample, sample_seed, limit, max_cost)}
         run_id = store.start_run(config)
         status = "interrupted"
+        keep = {c.key for c in todo}
+        for b in batches:
+            b.cases = [c for c in b.cases if c.key in keep]
         try:
-            tally = _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                                       concurrency, max_steps, sel.attacker_base_url)
-            status = "finished"
+            tally = _run_with_progress(batches, by_name, store, run_id,
+                                       concurrency, max_steps, attacker_url, cap)
+            status = "cost_cap" if cap is not None and cap.stopped else "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
             raise typer.Exit(130) from None
@@ -201,11 +254,49 @@ def run(
     if tally["elsewhere"]:
         console.print(f"{tally['elsewhere']} case(s) were being run by another randori run on {results_dir}; "
                       "they are not in this summary.", highlight=False, soft_wrap=True)
+    if cap is not None and cap.stopped:
+        console.print(cli_plan.cap_message(cap, len(todo) - tally["ran"] - tally["elsewhere"]), highlight=False,
+                      soft_wrap=True)
+    console.print(cli_plan.next_steps(results_dir), highlight=False, soft_wrap=True)
     if tally["ran"] and tally["errors"] == tally["ran"]:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
                    f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
         raise typer.Exit(1)
+
+
+def _subset_config(sample: float | None, seed: int, limit: int | None, max_cost: float | None) -> dict[str, Any]:
+    from randori.bench.sample import describe
+
+    out = describe(sample, seed, limit)
+    if max_cost is not None:
+        out["max_cost_usd"] = max_cost
+    return out
+
+
+def _dry_run(console: Any, results_dir: Path, batches: list[Any], suites: dict[str, Any], limit: int | None,
+             seed: int, subset_note: str) -> None:
+    """--dry-run: read the store if there is one (never create it) and print the plan with its cost."""
+    from randori import cli_plan
+    from randori.bench.store import STORE_FILE, open_existing
+
+    cases = [c for b in batches for c in b.cases]
+    store = open_existing(results_dir, readonly=True) if (results_dir / STORE_FILE).exists() else None
+    try:
+        done = store.done_keys() if store is not None else set()
+        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, seed)
+        est = cli_plan.estimator(store, suites, [b.model for b in batches])
+        cli_plan.print_dry_run(console, len(cases), len(cases) - len(todo), todo, est, subset_note)
+    finally:
+        if store is not None:
+            store.close()
+    import asyncio
+
+    async def close() -> None:
+        for b in batches:
+            await b.model.aclose()
+
+    asyncio.run(close())
 
 
 def _use_prices(path: Path | None) -> None:
@@ -250,22 +341,28 @@ def _safe_argv() -> list[str]:
 _URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
 
 
-def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> dict[str, Any]:
-    """Run `todo` with a progress bar; returns what this process did: cases run, errors (by
-    category, and the first message) and cases left to another run that had claimed them."""
+def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, run_id: int, concurrency: int,
+                       max_steps: int, attacker_base_url: str | None = None, cap: Any = None) -> dict[str, Any]:
+    """Run each model's cases (one model after another) under one progress bar; returns what this
+    process did: cases run, errors (by category, and the first message) and cases left to another
+    run that had claimed them. `cap` (a SpendCap) admits each case before it starts."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from randori.bench.runner import run_cases
+    from randori.cli_plan import Meter
 
+    total = sum(len(b.cases) for b in batches)
+    meter = Meter()
     with Progress(TextColumn("[bold]running"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeRemainingColumn(),
-                  transient=False, disable=not todo) as progress:
-        bar = progress.add_task("cases", total=len(todo), status="")
+                  transient=False, disable=not total) as progress:
+        bar = progress.add_task("cases", total=total, status="")
         counts = {"errors": 0, "attacks": 0}
         tally: dict[str, Any] = {"ran": 0, "errors": 0, "elsewhere": 0, "categories": {}, "first_error": ""}
 
         def on_result(res: Any) -> None:
+            if cap is not None:
+                cap.record(res)
             if res is None:  # claimed or finished by another run on the same store
                 tally["elsewhere"] += 1
                 progress.update(bar, advance=1)
@@ -277,15 +374,20 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
                 tally["first_error"] = tally["first_error"] or res.error_message or ""
             counts["errors"] += res.status != "ok"
             counts["attacks"] += bool(res.attack_succeeded)
-            progress.update(bar, advance=1,
-                            status=f"attacks succeeded {counts['attacks']}, errors {counts['errors']}")
+            meter.add(res)
+            progress.update(bar, advance=1, status=f"{counts['attacks']} attacks succeeded, {counts['errors']} "
+                                                   f"errors, {meter.text()}")
 
         async def go() -> None:
-            try:
-                await run_cases(todo, suites, model, store, run_id, concurrency=concurrency,
-                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
-            finally:
-                await model.aclose()
+            for b in batches:
+                try:
+                    if b.cases and (cap is None or not cap.stopped):
+                        await run_cases(b.cases, suites, b.model, store, run_id, concurrency=concurrency,
+                                        max_steps=max_steps, on_result=on_result,
+                                        attacker_base_url=attacker_base_url,
+                                        admit=cap.admit if cap is not None else None)
+                finally:
+                    await b.model.aclose()
 
         import asyncio  # lazy: keeps `randori --help` fast
 

@@ -300,6 +300,8 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
 
 # Called with each stored result, or with None for a case left to another run on the same store.
 ProgressFn = Callable[[CaseResult | None], None]
+# Asked before each case is started; False ends the run there (a spend cap), leaving the rest unrun.
+AdmitFn = Callable[[Case], bool]
 
 
 @contextlib.contextmanager
@@ -328,9 +330,11 @@ def quiet_gc(young: int = 20_000) -> Iterator[None]:
 
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
                     store: Store, run_id: int, *, concurrency: int = 8, max_steps: int = 20,
-                    on_result: ProgressFn | None = None, attacker_base_url: str | None = None) -> None:
+                    on_result: ProgressFn | None = None, attacker_base_url: str | None = None,
+                    admit: AdmitFn | None = None) -> None:
     """Run `cases` (already filtered for resume) and store each as soon as it finishes. Each case is
-    claimed in the store first, so a case another live run on the same store has taken is skipped."""
+    claimed in the store first, so a case another live run on the same store has taken is skipped.
+    `admit`, when given, is asked before each case starts; once it refuses, no further case starts."""
     queue: asyncio.Queue[Case] = asyncio.Queue()
     for c in cases:
         queue.put_nowait(c)
@@ -341,7 +345,8 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
     try:
         with quiet_gc():
             await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
-                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url,
+                             admit=admit)
     finally:
         beat.cancel()
 
@@ -357,7 +362,7 @@ async def _heartbeat(store: Store, run_id: int) -> None:
 async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
                      store: Store, run_id: int, defenses: dict[str, Defense], attacks: dict[str, Attack], *,
                      concurrency: int, max_steps: int, on_result: ProgressFn | None,
-                     attacker_base_url: str | None) -> None:
+                     attacker_base_url: str | None, admit: AdmitFn | None = None) -> None:
     attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
                  for spec, a in attacks.items() if a.kind == "adaptive"}
 
@@ -366,6 +371,8 @@ async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any
             try:
                 case = queue.get_nowait()
             except asyncio.QueueEmpty:
+                return
+            if admit is not None and not admit(case):
                 return
             if not store.claim(run_id, case.key):
                 if on_result is not None:

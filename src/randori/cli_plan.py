@@ -1,0 +1,135 @@
+"""The `run` command's planning and spending: one plan per model, sample and limit, the dry run,
+the spend cap, the progress bar's tokens and dollars, and the closing hint."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from randori.errors import UserError
+
+
+@dataclass
+class Batch:
+    """The cases of one model (a run runs its models one after another, in one progress bar)."""
+
+    model: Any  # ChatModel
+    cases: list[Any] = field(default_factory=list)
+
+
+def subset(cases: list[Any], *, fraction: float | None, seed: int) -> list[Any]:
+    from randori.bench.sample import sample
+
+    return cases if fraction is None else sample(cases, fraction, seed)
+
+
+def limited(todo: list[Any], n: int | None, seed: int) -> list[Any]:
+    from randori.bench.sample import limit
+
+    return todo if n is None else limit(todo, n, seed)
+
+
+def check_prices(models: Sequence[str], option: str) -> None:
+    """A cap or a dollar estimate is meaningless for a model with no price: say so before any work."""
+    from randori.bench.pricing import load_prices
+    from randori.bench.spend import unpriced
+
+    missing = unpriced(models, load_prices())
+    if missing:
+        raise UserError(f"{option} needs a price for {', '.join(missing)}; add one with --prices FILE "
+                        "(see README 'Tokens and cost')")
+
+
+def estimator(store: Any, suites: dict[str, Any], models: Sequence[Any]) -> Any:
+    from randori.bench.spend import Estimator
+
+    return Estimator(store.conn if store is not None else None, suites,
+                     {m.name: bool(getattr(m, "remote", True)) for m in models})
+
+
+def print_dry_run(console: Any, planned: int, done: int, todo: list[Any], est: Any, subset_note: str) -> None:
+    """The plan and what it is expected to cost; nothing is run and nothing is written."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from randori.bench.pricing import load_prices
+    from randori.bench.spend import fmt_tokens, fmt_usd
+
+    console.print(f"Dry run: {planned} cases planned{subset_note}, {done} already in the store, "
+                  f"{len(todo)} would run. Nothing is run or written.", highlight=False, soft_wrap=True)
+    kinds = Counter(c.kind for c in todo)
+    if kinds:
+        console.print("By kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())), highlight=False)
+    lines = est.price(todo, load_prices())
+    if not lines:
+        return
+    t = Table("model", "suite", "cases", "tokens in", "tokens out", "cost (USD)", "from")
+    for line in sorted(lines, key=lambda x: (x.model, x.suite)):
+        t.add_row(escape(line.model), line.suite, str(line.cases), fmt_tokens(line.input_tokens),
+                  fmt_tokens(line.output_tokens), fmt_usd(line.cost), ", ".join(sorted(line.sources)))
+    costs = [line.cost for line in lines]
+    total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    t.add_row("total", "", str(sum(x.cases for x in lines)), fmt_tokens(sum(x.input_tokens for x in lines)),
+              fmt_tokens(sum(x.output_tokens for x in lines)), fmt_usd(total), "")
+    console.print(t)
+    console.print("'measured': mean tokens per case of earlier runs in this store (same model, suite and kind); "
+                  "'estimate': README 'Spend control'. Adaptive attacks may cost up to their budget of tries "
+                  "per case.", highlight=False, soft_wrap=True)
+
+
+def spend_cap(cap: float | None, est: Any, todo: list[Any]) -> Any:
+    if cap is None:
+        return None
+    from randori.bench.pricing import load_prices
+    from randori.bench.spend import SpendCap
+
+    prices = load_prices()
+    return SpendCap(cap, prices, est.per_case_cost(todo, prices))
+
+
+class Meter:
+    """Tokens and dollars of the cases this run finished, for the progress bar."""
+
+    def __init__(self) -> None:
+        from randori.bench.pricing import load_prices
+
+        self.prices = load_prices()
+        self.tokens = 0
+        self.cost: float | None = 0.0
+
+    def add(self, result: Any) -> None:
+        from randori.bench.spend import result_cost, result_tokens
+
+        self.tokens += result_tokens(result)
+        cost = result_cost(self.prices, result)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+
+    def text(self) -> str:
+        from randori.bench.spend import fmt_tokens, fmt_usd
+
+        return f"{fmt_tokens(self.tokens)} tok, {'$?' if self.cost is None else fmt_usd(self.cost)}"
+
+
+def cap_message(cap: Any, left: int) -> str:
+    from randori.bench.spend import fmt_usd
+
+    return (f"Stopped at the cost cap: spent {fmt_usd(cap.spent)} of {fmt_usd(cap.cap)}; {left} case(s) not run. "
+            "Finished cases are saved: run the same command again (with a new --max-cost) to continue.")
+
+
+def next_steps(results_dir: Path) -> str:
+    """The closing hint of every run: where to look next, with this run's results directory."""
+    r = str(results_dir)
+    opt = "" if r == "results" else f" -r {_quote(r)}"
+    html = _quote(str(results_dir / "report.html"))
+    return "\n".join(["Next:", f"  randori report{opt} --html {html}", f"  randori view{opt}",
+                      f"  randori compare{opt} --by defense   (paired differences)"])
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
