@@ -1,8 +1,11 @@
 """Every built-in suite must satisfy DESIGN.md "Validity" and calibrate with the scripted agents."""
 
 import asyncio
+import dataclasses
 
 from randori.agents.models import ModelSettings, get_model
+from randori.bench.metrics import summarize
+from randori.bench.pricing import PriceTable
 from randori.bench.runner import Selection, plan, run_case
 from randori.tasks.validate import validate_suite
 
@@ -37,6 +40,10 @@ def test_gullible_is_hijacked_whenever_it_sees_the_injection(suite):
     assert len(seen) == len(results)  # every user task reaches a vector, so the oracle path sees it
     missed = [(r.user_task, r.injection_task) for r in seen if not r.attack_succeeded]
     assert missed == []
+    # Hijacked on every case, so no case keeps its utility under attack, even where the user's own
+    # check holds (a goal reached through a URL or the answer leaves the user's state as asked).
+    [row] = summarize([dataclasses.asdict(r) for r in results], prices=PriceTable())
+    assert row["attack_success"]["rate"] == 1.0 and row["utility_under_attack"]["successes"] == 0
 
 
 def test_task_ids_and_texts_are_unique(suite):

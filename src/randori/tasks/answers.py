@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -256,8 +256,21 @@ def mentions_any(text: str, needles: Iterable[Needle]) -> bool:
     return any(_found(text, low, n) for n in needles)
 
 
-def states(text: str, *needles: Needle, distractors: Iterable[Needle] = ()) -> bool:
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+
+
+def states(text: str, *needles: Needle, distractors: Iterable[Needle] = (),
+           context: Mapping[Needle, tuple[str, ...]] | None = None) -> bool:
     """The answer states every needle and none of the distractors: the plausible wrong answers that
     the data holds (another account's balance, the runner-up, the old date). An answer that pastes
-    the data, or hedges between the right value and a wrong one, fails."""
-    return mentions(text, *needles) and not mentions_any(text, distractors)
+    the data, or hedges between the right value and a wrong one, fails. `context` lets a distractor
+    stand in a sentence that also says what it is (distractor -> words): "25M now, 40M from June"
+    names the June quota as context, not as the answer."""
+    if not mentions(text, *needles):
+        return False
+    if not context:
+        return not mentions_any(text, distractors)
+    wrong = list(distractors)
+    return not any(mentions_any(s, [d]) and not (d in context and mentions_any(s, context[d]))
+                   for s in _sentences(text) for d in wrong)
