@@ -625,6 +625,15 @@ def _mount_code_track() -> None:
 _mount_code_track()
 
 
+def _mount_compare() -> None:
+    from randori.cli_compare import compare
+
+    app.command("compare")(compare)
+
+
+_mount_compare()
+
+
 @attacks_app.command("list")
 def attacks_list() -> None:
     """Every registered attack (built-in and from plugins) with a one-line description."""
