@@ -52,32 +52,30 @@ def estimator(store: Any, suites: dict[str, Any], models: Sequence[Any]) -> Any:
 
 def print_dry_run(console: Any, planned: int, done: int, todo: list[Any], est: Any, subset_note: str) -> None:
     """The plan and what it is expected to cost; nothing is run and nothing is written."""
-    from rich.markup import escape
-    from rich.table import Table
-
     from randori.bench.pricing import load_prices
     from randori.bench.spend import fmt_tokens, fmt_usd
+    from randori.bench.text import columns, terminal_width, wrap
 
-    console.print(f"Dry run: {planned} cases planned{subset_note}, {done} already in the store, "
-                  f"{len(todo)} would run. Nothing is run or written.", highlight=False, soft_wrap=True)
+    width = terminal_width()
+    out = [wrap(f"Dry run: {planned} cases planned{subset_note}, {done} already in the store, {len(todo)} would "
+                "run. Nothing is run or written.", width)]
     kinds = Counter(c.kind for c in todo)
     if kinds:
-        console.print("By kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())), highlight=False)
-    lines = est.price(todo, load_prices())
-    if not lines:
-        return
-    t = Table("model", "suite", "cases", "tokens in", "tokens out", "cost (USD)", "from")
-    for line in sorted(lines, key=lambda x: (x.model, x.suite)):
-        t.add_row(escape(line.model), line.suite, str(line.cases), fmt_tokens(line.input_tokens),
-                  fmt_tokens(line.output_tokens), fmt_usd(line.cost), ", ".join(sorted(line.sources)))
-    costs = [line.cost for line in lines]
-    total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-    t.add_row("total", "", str(sum(x.cases for x in lines)), fmt_tokens(sum(x.input_tokens for x in lines)),
-              fmt_tokens(sum(x.output_tokens for x in lines)), fmt_usd(total), "")
-    console.print(t)
-    console.print("'measured': mean tokens per case of earlier runs in this store (same model, suite and kind); "
-                  "'estimate': README 'Spend control'. Adaptive attacks may cost up to their budget of tries "
-                  "per case.", highlight=False, soft_wrap=True)
+        out.append(wrap("By kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())), width))
+    lines = sorted(est.price(todo, load_prices()), key=lambda x: (x.model, x.suite))
+    if lines:
+        costs = [line.cost for line in lines]
+        total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        table = [("model", "suite", "cases", "tokens in", "out", "USD", "from")]
+        table += [(x.model, x.suite, str(x.cases), fmt_tokens(x.input_tokens), fmt_tokens(x.output_tokens),
+                   fmt_usd(x.cost), ", ".join(sorted(x.sources))) for x in lines]
+        table.append(("total", "", str(sum(x.cases for x in lines)), fmt_tokens(sum(x.input_tokens for x in lines)),
+                      fmt_tokens(sum(x.output_tokens for x in lines)), fmt_usd(total), ""))
+        out += columns(table, right=(2, 3, 4, 5))
+        out.append(wrap("from: 'measured' = mean tokens per case of earlier runs in this store (same model, suite "
+                        "and kind); 'estimate' = README 'Spend control'; 'none' = a scripted agent. Adaptive "
+                        "attacks may cost up to their budget of tries per case.", width))
+    console.print("\n".join(out), highlight=False, markup=False, soft_wrap=True)
 
 
 def spend_cap(cap: float | None, est: Any, todo: list[Any]) -> Any:

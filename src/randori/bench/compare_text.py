@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections import defaultdict
 from typing import Any
+
+from randori.bench.text import columns, wrap
 
 METRIC_LABELS = {"benign_utility": "benign util.", "utility_under_attack": "under attack",
                  "attack_success": "attack success"}
@@ -55,32 +56,23 @@ def render(result: dict[str, Any], width: int = 80, show: int = 5) -> str:
     for c in result["comparisons"]:
         blocks[(group_label(c["group"], settings), c["other"])].append(c)
     dim = result["dimension"]
-    out = [_wrap(f"Paired comparison by {dim}: B - A on the cases both ran (same suite version, tasks, "
+    out = [wrap(f"Paired comparison by {dim}: B - A on the cases both ran (same suite version, tasks, "
                  + ("" if dim == "attack" else "attack, ") + "repeat); 95% interval: Newcombe; p: exact McNemar, "
                  "Holm-adjusted over the configurations compared with A.", width)]
     for (label, other), comps in blocks.items():
         out.append("")
-        out.append(_wrap(f"A = {result['baseline']}, B = {other}" + (f" · {label}" if label else ""), width))
+        out.append(wrap(f"A = {result['baseline']}, B = {other}" + (f" · {label}" if label else ""), width))
         scopes = {c["suite"] for c in comps}
         table = [HEADER] + [(METRIC_LABELS[c["metric"]], _suite_name(c["suite"], scopes), str(c["pairs"]),
                              _pct(c["baseline_rate"]), _pct(c["other_rate"]), fmt_diff(c), fmt_p(c["p_value"]),
                              fmt_p(c["p_holm"])) for c in comps]
-        out += _columns(table, right=(2, 3, 4, 6, 7))
+        out += columns(table, right=(2, 3, 4, 6, 7))
         unpaired = comps[0]["unpaired"]
         if any(unpaired.values()):
-            out.append(_wrap(f"left out: {unpaired['baseline_only']} case(s) only A ran, {unpaired['other_only']} "
+            out.append(wrap(f"left out: {unpaired['baseline_only']} case(s) only A ran, {unpaired['other_only']} "
                              f"only B ran, {unpaired['errors']} pair(s) with an error", width, "  "))
         out += _discordant(comps, width, show)
     return "\n".join(out)
-
-
-def _columns(table: list[tuple[str, ...]], right: tuple[int, ...]) -> list[str]:
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = []
-    for row in table:
-        cells = [v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))]
-        lines.append("  " + " ".join(cells).rstrip())
-    return lines
 
 
 def _discordant(comps: list[dict[str, Any]], width: int, show: int) -> list[str]:
@@ -89,21 +81,15 @@ def _discordant(comps: list[dict[str, Any]], width: int, show: int) -> list[str]
         if c["suite"] == "all" or not c["discordant"]:
             continue  # the pooled row's pairs are the per-suite rows' pairs
         metric = METRIC_LABELS[c["metric"]]
-        out.append(_wrap(f"{metric}, {c['suite']}: {len(c['discordant'])} discordant pair(s): "
+        out.append(wrap(f"{metric}, {c['suite']}: {len(c['discordant'])} discordant pair(s): "
                          f"A only {c['baseline_only']}, B only {c['other_only']}", width, "  "))
         for d in c["discordant"][:show]:
             task = " × ".join(t for t in (d["user_task"], d["injection_task"]) if t)
             attack = d["attack"] if d["attack"] == d["other_attack"] else f"{d['attack']} | {d['other_attack']}"
             where = ", ".join(x for x in (attack, f"repeat {d['repeat']}" if d["repeat"] else "") if x)
             yes = "A" if d["baseline"] else "B"
-            out.append(_wrap(f"{task}{f' ({where})' if where else ''}: only {yes}", width, "    ", "      "))
+            out.append(wrap(f"{task}{f' ({where})' if where else ''}: only {yes}", width, "    ", "      "))
         if len(c["discordant"]) > show:
-            out.append(_wrap(f"and {len(c['discordant']) - show} more (--show N, or --format json for all)",
+            out.append(wrap(f"and {len(c['discordant']) - show} more (--show N, or --format json for all)",
                              width, "    "))
     return out
-
-
-def _wrap(text: str, width: int, indent: str = "", more: str | None = None) -> str:
-    return "\n".join(textwrap.wrap(text, max(20, width), initial_indent=indent,
-                                   subsequent_indent=more if more is not None else indent + "  ",
-                                   break_on_hyphens=False, break_long_words=False))

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -300,8 +300,8 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
 
 # Called with each stored result, or with None for a case left to another run on the same store.
 ProgressFn = Callable[[CaseResult | None], None]
-# Asked before each case is started; False ends the run there (a spend cap), leaving the rest unrun.
-AdmitFn = Callable[[Case], bool]
+# Awaited before each case starts (it may wait); False ends the run there (a spend cap), leaving the rest unrun.
+AdmitFn = Callable[[Case], Awaitable[bool]]
 
 
 @contextlib.contextmanager
@@ -372,7 +372,7 @@ async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any
                 case = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if admit is not None and not admit(case):
+            if admit is not None and not await admit(case):
                 return
             if not store.claim(run_id, case.key):
                 if on_result is not None:

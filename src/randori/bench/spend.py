@@ -139,7 +139,11 @@ class SpendCap:
     """Admits a case only while what was spent plus what the cases in flight (and this one) are
     expected to cost stays within the cap, so a run ends within about one case's cost of it. The
     expected cost of a case is the mean of those finished so far (before any has, `first_guess`).
-    Once a case is refused, every later one is too: the run winds down and stops cleanly."""
+    A case that does not fit waits for the cases in flight; if it still does not fit once they are
+    paid for, the run stops, and every later case is refused. The first case always starts
+    (under a cap above zero), so a first guess that is too high costs speed, not the run."""
+
+    POLL_S = 0.02
 
     def __init__(self, cap: float, prices: PriceTable, first_guess: float = 0.0):
         self.cap = cap
@@ -153,12 +157,25 @@ class SpendCap:
     def expected(self) -> float:
         return self.spent / self.finished if self.finished else self.first_guess
 
-    def admit(self, case: Case | None = None) -> bool:
-        if self.stopped or self.spent + (self.in_flight + 1) * self.expected() > self.cap:
-            self.stopped = True
+    def decide(self) -> bool | None:
+        """True: start the case; False: stop the run; None: wait for a case in flight to finish."""
+        if self.stopped:
             return False
-        self.in_flight += 1
-        return True
+        first = not self.finished and not self.in_flight and self.cap > 0
+        if first or self.spent + (self.in_flight + 1) * self.expected() <= self.cap:
+            self.in_flight += 1
+            return True
+        if self.in_flight:  # decide once they are paid for, on a better estimate
+            return None
+        self.stopped = True
+        return False
+
+    async def admit(self, case: Case | None = None) -> bool:
+        import asyncio
+
+        while (verdict := self.decide()) is None:
+            await asyncio.sleep(self.POLL_S)
+        return verdict
 
     def record(self, result: Any) -> None:
         """A case this cap admitted has ended (`None`: it was left to another run)."""
