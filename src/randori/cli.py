@@ -408,8 +408,11 @@ def report(
                                       help="Include results of suite versions other than the installed ones."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
+    wide: bool = typer.Option(False, "--wide", help="The full table: every rate with n and one decimal, and costs "
+                              "per case (about 230 columns)."),
 ) -> None:
-    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows.
+    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows,
+    in 80 columns (`--wide` for every column), and a model x defense pivot.
     `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas.
 
     The store is opened read-only: a report never changes it."""
@@ -438,7 +441,7 @@ def report(
         assert tables is not None
         write_csv(tables[table], sys.stdout)
     elif html is None:
-        print_summary(kept)
+        print_summary(kept, wide=wide)
         if dropped:
             typer.echo(f"({dropped} cases from other suite versions not shown; use --all-versions)")
 

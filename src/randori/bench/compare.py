@@ -242,6 +242,19 @@ def _adjust(comparisons: list[dict[str, Any]]) -> None:
             c["p_holm"] = p
 
 
+def default_comparisons(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the HTML report compares unasked: each defense against `none` (or the first defense),
+    per model, and each model against the first, per defense, when the store has several."""
+    out = []
+    for dimension in ("defense", "model"):
+        if len({r[dimension] for r in rows if r["kind"] in ("benign", "attacked")}) >= 2:
+            try:
+                out.append(compare(rows, Request(dimension)))
+            except UserError:  # nothing paired (e.g. the models ran different suites)
+                continue
+    return out
+
+
 def flat(result: dict[str, Any]) -> list[dict[str, Any]]:
     """One CSV row per comparison, metric and suite (discordant pairs counted, not listed)."""
     out = []

@@ -121,6 +121,48 @@ def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
                   _embed(fig))
 
 
+def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
+    """Per model, utility under attack against attack success with each defense a labelled point and
+    both Wilson intervals: the trade-off a defense buys. Pooled over suites when there are several;
+    with several attacks, the `max` row (any attack succeeded). None for a model with one defense."""
+    from randori.bench.compact import pivot
+
+    models, defenses, cells = pivot(summary)
+    out = []
+    for model in models:
+        points = [(d, cells[(model, d)]) for d in defenses if (model, d) in cells
+                  and cells[(model, d)]["utility_under_attack"]["n"]]
+        if len(points) < 2:
+            continue
+        fig = _new(6.4, 4.6)
+        ax = fig.add_subplot()
+        for (defense, r), color in zip(points, _colors(len(points)), strict=True):
+            asr, util = r["attack_success"], r["utility_under_attack"]
+            ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
+                        yerr=[[_err(util)[0]], [_err(util)[1]]], fmt="o", ms=7, mfc="none", mew=1.6, color=color,
+                        elinewidth=1, capsize=3)
+            # Labels sit beside their point; points that coincide get their labels stacked, not overprinted.
+            same = [d for d, x in points if (x["attack_success"]["rate"], x["utility_under_attack"]["rate"])
+                    == (asr["rate"], util["rate"])]
+            ax.annotate(_wrap(defense, 24), (asr["rate"], util["rate"]), xytext=(7, 5 - 11 * same.index(defense)),
+                        textcoords="offset points", fontsize=8, color=color)
+        ax.set_xlim(-0.03, 1.12)
+        ax.set_ylim(-0.03, 1.06)
+        _pct(ax.xaxis)
+        _pct(ax.yaxis)
+        ax.set_xlabel("attack success (lower is better)")
+        ax.set_ylabel("utility under attack (higher is better)")
+        ax.grid(alpha=0.3)
+        attack = points[0][1]["attack"]
+        scope = "pooled over suites" if points[0][1]["suite"] == POOLED else points[0][1]["suite_versions"][0]
+        slug = re.sub(r"[^a-z0-9]+", "-", f"defenses {model}".lower()).strip("-")
+        out.append(Figure(slug, f"Defenses for {model}",
+                          f"Each defense a point: utility under attack against attack success ({scope}; attack "
+                          f"{attack}{', any attack succeeded' if attack == 'max' else ''}); bars are Wilson 95% "
+                          "intervals; the ideal is top left.", _embed(fig)))
+    return out
+
+
 def attack_success_per_suite(summary: Sequence[dict[str, Any]]) -> Figure | None:
     """Grouped horizontal bars: attack success per suite version, one bar per (model, defense, attack)."""
     rows = [r for r in summary if r["suite"] != POOLED and r["attack_success"]["n"]]
