@@ -18,6 +18,22 @@ from randori.errors import FatalModelError, UserError, clip, scrub_secrets
 app = typer.Typer(
     help="randori: measure how safely LLM agents behave when the data they touch is hostile.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        import randori
+
+        typer.echo(f"randori {randori.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print randori's version and exit.")) -> None:
+    pass
+
+
 suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args_is_help=True)
 app.add_typer(suites_app, name="suites")
 
@@ -100,10 +116,10 @@ LIMITS = "Limits and spend"
 OUTPUT = "Output"
 
 
-@app.command()
+@app.command(short_help="Run a benchmark (resumes where the store left off).")
 def run(
-    suite: list[str] = typer.Option([], "--suite", "-s", help="Suite to run (repeatable). Default: all.",
-                                    rich_help_panel=WHAT),
+    suite: list[str] = typer.Option([], "--suite", "-s", metavar="SUITE",
+                                    help="Suite to run (repeatable). Default: all.", rich_help_panel=WHAT),
     user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable).",
                                         rich_help_panel=WHAT),
     injection_task: list[str] = typer.Option([], "--injection-task", "-i",
@@ -114,8 +130,9 @@ def run(
     repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times.",
                                 rich_help_panel=WHAT),
     model: list[str] = typer.Option(
-        [], "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle (repeatable: each "
-        f"model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.", rich_help_panel=MODEL),
+        [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
+        f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
+        rich_help_panel=MODEL),
     base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server.", rich_help_panel=MODEL),
     temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
                                     "(for models that reject the parameter).", rich_help_panel=MODEL),
@@ -154,17 +171,18 @@ def run(
     attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
                                                  "attacker model.", rich_help_panel=ATTACKS),
     concurrency: int = typer.Option(8, min=1, help="Cases in flight at once.", rich_help_panel=LIMITS),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most N of the cases not yet in the "
-                                     "store (whole task pairs first, in seeded order); rerun to continue.",
-                                     rich_help_panel=LIMITS),
+    limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
+                                     help="Run at most N of the cases not yet in the store (whole task pairs first, "
+                                     "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
     sample: float | None = typer.Option(
-        None, "--sample", help="Run a FRACTION (0-1] of the plan, stratified by suite and user task and seeded; a "
-        "larger fraction or a full run later reuses every case already stored.",
+        None, "--sample", metavar="FRACTION", help="Run a FRACTION (0-1] of the plan, stratified by suite and "
+        "user task and seeded; a larger fraction or a full run later reuses every case already stored.",
         callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
-    sample_seed: int = typer.Option(0, "--sample-seed", help="Seed of --sample and --limit.", rich_help_panel=LIMITS),
+    sample_seed: int = typer.Option(0, "--sample-seed", metavar="SEED", help="Seed of --sample and --limit.",
+                                    rich_help_panel=LIMITS),
     max_cost: float | None = typer.Option(
-        None, "--max-cost", help="Stop cleanly before this run spends more than USD (at the price table's "
-        "prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
+        None, "--max-cost", metavar="USD", help="Stop cleanly before this run spends more than USD (at the price "
+        "table's prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
         rich_help_panel=LIMITS),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
                                  "run nothing.", rich_help_panel=LIMITS),
@@ -257,7 +275,8 @@ def run(
     if cap is not None and cap.stopped:
         console.print(cli_plan.cap_message(cap, len(todo) - tally["ran"] - tally["elsewhere"]), highlight=False,
                       soft_wrap=True)
-    console.print(cli_plan.next_steps(results_dir), highlight=False, soft_wrap=True)
+    compare_by = "defense" if len(set(defense)) > 1 else "model" if len(model_names) > 1 else None
+    console.print(cli_plan.next_steps(results_dir, compare_by), highlight=False, soft_wrap=True)
     if tally["ran"] and tally["errors"] == tally["ran"]:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
@@ -395,7 +414,7 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
     return tally
 
 
-@app.command()
+@app.command(short_help="Summarise a results store: table, pivot, HTML report, json and csv.")
 def report(
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     fmt: str = typer.Option("table", "--format", "-f",
@@ -462,7 +481,7 @@ def _write_html_report(path: Path, rows: list[dict[str, Any]], results: Path, dr
     console.print(f"Wrote {path} ({len(text) // 1024} KiB, {len(rows)} cases).")
 
 
-@app.command()
+@app.command(short_help="Browse a results store in a local web app.")
 def view(
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="Port on 127.0.0.1."),
@@ -631,7 +650,7 @@ _mount_code_track()
 def _mount_compare() -> None:
     from randori.cli_compare import compare
 
-    app.command("compare")(compare)
+    app.command("compare", short_help="Paired differences between configurations, with p-values.")(compare)
 
 
 _mount_compare()
@@ -643,9 +662,9 @@ def attacks_list() -> None:
     from randori.attacks import attack_names, get_attack
     from randori.registry import each_loadable
 
-    for attack in each_loadable(attack_names(), get_attack, warn):
-        typer.echo(f"{attack.name:40} {attack.description}")
-    typer.echo(f"{'max (a report row)':40} Broken if any attack of the run broke it; shown whenever 2+ attacks ran.")
+    entries = [(attack.name, attack.description) for attack in each_loadable(attack_names(), get_attack, warn)]
+    entries.append(("max (a report row)", "Broken if any attack of the run broke it; shown whenever 2+ attacks ran."))
+    _listing(entries)
 
 
 @defenses_app.command("list")
@@ -654,13 +673,32 @@ def defenses_list() -> None:
     from randori.agents.defenses import defense_names, get_defense
     from randori.registry import each_loadable
 
-    for defense in each_loadable(defense_names(), get_defense, warn):
-        typer.echo(f"{defense.name:20} {defense.description}")
-    typer.echo("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
-               "(e.g. detector[mode=abort]).")
+    _listing([(d.name, d.description) for d in each_loadable(defense_names(), get_defense, warn)])
+    from randori.bench.text import wrap
+
+    typer.echo(wrap("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
+                    "(e.g. detector[mode=abort]).", _terminal_width(), "", ""))
 
 
-@app.command()
+def _listing(entries: list[tuple[str, str]]) -> None:
+    """Names and descriptions in two columns, descriptions wrapped at word boundaries to the terminal.
+    A name wider than its column (a third of the width) stands on its own line above its description;
+    in a terminal too narrow for two columns, every description goes under its name."""
+    from randori.bench.text import wrap
+
+    width = _terminal_width()
+    name_w = min(max(len(n) for n, _ in entries), max(12, width // 3)) + 2
+    if width - name_w < 30:
+        name_w = 4
+    for name, text in entries:
+        if len(name) < name_w - 1:
+            typer.echo(wrap(f"{name:{name_w - 1}} {text}", width, "", " " * name_w))
+        else:
+            typer.echo(name)
+            typer.echo(wrap(text, width, " " * name_w, " " * name_w))
+
+
+@app.command(short_help="Model providers: installed or not, environment, concurrency.")
 def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Model providers: whether each is installed, how to install it, which environment variables
     it reads (shown as set or unset, never their values) and its default request concurrency."""
