@@ -29,8 +29,10 @@ def create_app(results_dir: str | Path) -> Starlette:
     path = q.prepare(Path(results_dir))
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        with q.connect(path) as conn:
+            has_code = q.has_code(conn)
         html = render(template, request=request, store=str(results_dir), version=randori.__version__,
-                      outcomes=q.OUTCOMES, Filters=q.Filters, **ctx)
+                      outcomes=q.OUTCOMES, Filters=q.Filters, has_code=has_code, **ctx)
         return HTMLResponse(html, status_code=status)
 
     def error(request: Request, status: int, message: str) -> HTMLResponse:
@@ -83,8 +85,23 @@ def create_app(results_dir: str | Path) -> Starlette:
                 return JSONResponse({"error": f"no case with key {key}"}, status_code=404)
             return JSONResponse({"case": c, "trace": q.trace(conn, key)})
 
+    def code_index(request: Request) -> Response:
+        with q.connect(path) as conn:
+            configs = q.code_tasks(conn)
+        return page(request, "code.html", configs=configs)
+
+    def code_page(request: Request) -> Response:
+        key = request.path_params["key"]
+        with q.connect(path) as conn:
+            rounds = q.code_task(conn, key)
+        if not rounds:
+            return error(request, 404, f"no code-track task with key {key} in this store")
+        return page(request, "code_task.html", rounds=rounds, t=rounds[-1])
+
     return Starlette(routes=[
         Route("/", index),
+        Route("/code", code_index),
+        Route("/code/{key:str}", code_page),
         Route("/cases", cases),
         Route("/case/{key:str}.json", case_json),
         Route("/case/{key:str}", case_page),

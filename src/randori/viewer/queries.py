@@ -242,3 +242,51 @@ def neighbours(conn: sqlite3.Connection, f: Filters, key: str) -> tuple[str | No
     next_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} > {marks} ORDER BY {ORDER} LIMIT 1",
                             [*params, *mine]).fetchone()
     return (prev_row[0] if prev_row else None), (next_row[0] if next_row else None)
+
+
+# -- the code track (randori.code.store): one row per task, repeat and round -----------------------
+CODE_CONFIG = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
+_CODE_VERDICTS = ("parses", "functional", "security", "tests_pass", "both", "static_flagged", "fuzz_flagged")
+
+
+def has_code(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_results'").fetchone() \
+        is not None
+
+
+def code_tasks(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Per configuration, its tasks (natural order of ids): round 0's verdicts, the final round's,
+    rounds used and status. Code, replies and test messages stay on the task's page."""
+    if not has_code(conn):
+        return []
+    cols = ", ".join(("key", "round", "final", "task_id", "cwe", "repeat", "status", "error_category",
+                      *CODE_CONFIG, *_CODE_VERDICTS))
+    tasks: dict[str, dict[str, Any]] = {}
+    for r in conn.execute(f"SELECT {cols} FROM code_results ORDER BY key, round"):
+        row = dict(r)
+        task = tasks.setdefault(row["key"], {**{k: row[k] for k in ("key", "task_id", "cwe", "repeat", "status",
+                                                                      "error_category", *CODE_CONFIG)},
+                                             "first": row, "final": row, "rounds": 0})
+        task["rounds"] += 1
+        if row["final"]:
+            task["final"] = row
+    configs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for t in tasks.values():
+        configs.setdefault(tuple(t[k] for k in CODE_CONFIG), []).append(t)
+    return [{**dict(zip(CODE_CONFIG, config, strict=True)),
+             "tasks": sorted(members, key=lambda t: (natural_key(t["task_id"]), t["repeat"]))}
+            for config, members in sorted(configs.items(), key=lambda kv: str(kv[0]))]
+
+
+def code_task(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
+    """Every round of one task, with its code, findings and test results."""
+    if not has_code(conn):
+        return []
+    out = []
+    for r in conn.execute("SELECT * FROM code_results WHERE key = ? ORDER BY round", (key,)):
+        row = dict(r)
+        for k in ("findings", "fuzz_findings", "tests", "isolation", "settings"):
+            if row.get(k) is not None:
+                row[k] = json.loads(row[k])
+        out.append(row)
+    return out
