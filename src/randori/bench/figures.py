@@ -83,6 +83,24 @@ def _short_task(task_id: str) -> str:
     return re.sub(r"^(user|injection)_task_", "", task_id)
 
 
+def _point(ax: Any, asr: dict[str, Any], util: dict[str, Any], marker: str, color: Any, **kw: Any) -> None:
+    """One configuration at (attack success, utility under attack) with both Wilson intervals.
+    Identical results (common with scripted agents) would hide each other: hollow markers keep both visible."""
+    ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
+                yerr=[[_err(util)[0]], [_err(util)[1]]], fmt=marker, mfc="none", mew=1.6, color=color,
+                elinewidth=1, capsize=3, **kw)
+
+
+def _trade_off_axes(ax: Any, xmax: float, ymax: float) -> None:
+    ax.set_xlim(-0.03, xmax)
+    ax.set_ylim(-0.03, ymax)
+    _pct(ax.xaxis)
+    _pct(ax.yaxis)
+    ax.set_xlabel("attack success (lower is better)")
+    ax.set_ylabel("utility under attack (higher is better)")
+    ax.grid(alpha=0.3)
+
+
 def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
     """One point per (model, defense, attack): utility under attack against attack success, with
     both Wilson intervals as error bars. Pooled rows when several suites exist, else the suite's."""
@@ -100,19 +118,10 @@ def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
     for r in sorted(rows, key=lambda r: (r["model"], r["defense"], r["attack"], r["suite"])):
         asr, util = r["attack_success"], r["utility_under_attack"]
         variant = (r["defense"], r["attack"], "" if pooled else r["suite"])
-        # Identical results (common with scripted agents) would hide each other: hollow markers keep both visible.
-        ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
-                    yerr=[[_err(util)[0]], [_err(util)[1]]], fmt=markers[variant], ms=8, mfc="none", mew=1.6,
-                    color=colors[r["model"]], elinewidth=1, capsize=3, alpha=0.9,
-                    label=_wrap(f"{r['model']} · defense {variant[0]} · {variant[1]}"
-                                + (f" · {variant[2]}" if variant[2] else ""), 60))
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
-    _pct(ax.xaxis)
-    _pct(ax.yaxis)
-    ax.set_xlabel("attack success (lower is better)")
-    ax.set_ylabel("utility under attack (higher is better)")
-    ax.grid(alpha=0.3)
+        _point(ax, asr, util, markers[variant], colors[r["model"]], ms=8, alpha=0.9,
+               label=_wrap(f"{r['model']} · defense {variant[0]} · {variant[1]}"
+                           + (f" · {variant[2]}" if variant[2] else ""), 60))
+    _trade_off_axes(ax, 1.03, 1.03)
     ax.annotate("ideal", (0, 1), xytext=(6, -12), textcoords="offset points", fontsize=8, color="#2a7")
     _legend_outside(ax)
     scope = "pooled over all suites" if pooled else "per suite"
@@ -138,21 +147,13 @@ def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
         ax = fig.add_subplot()
         for (defense, r), color in zip(points, _colors(len(points)), strict=True):
             asr, util = r["attack_success"], r["utility_under_attack"]
-            ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
-                        yerr=[[_err(util)[0]], [_err(util)[1]]], fmt="o", ms=7, mfc="none", mew=1.6, color=color,
-                        elinewidth=1, capsize=3)
+            _point(ax, asr, util, "o", color, ms=7)
             # Labels sit beside their point; points that coincide get their labels stacked, not overprinted.
             same = [d for d, x in points if (x["attack_success"]["rate"], x["utility_under_attack"]["rate"])
                     == (asr["rate"], util["rate"])]
             ax.annotate(_wrap(defense, 24), (asr["rate"], util["rate"]), xytext=(7, 5 - 11 * same.index(defense)),
                         textcoords="offset points", fontsize=8, color=color)
-        ax.set_xlim(-0.03, 1.12)
-        ax.set_ylim(-0.03, 1.06)
-        _pct(ax.xaxis)
-        _pct(ax.yaxis)
-        ax.set_xlabel("attack success (lower is better)")
-        ax.set_ylabel("utility under attack (higher is better)")
-        ax.grid(alpha=0.3)
+        _trade_off_axes(ax, 1.12, 1.06)  # room for the labels
         attack = points[0][1]["attack"]
         scope = "pooled over suites" if points[0][1]["suite"] == POOLED else points[0][1]["suite_versions"][0]
         slug = re.sub(r"[^a-z0-9]+", "-", f"defenses {model}".lower()).strip("-")

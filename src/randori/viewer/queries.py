@@ -282,11 +282,6 @@ def code_task(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
     """Every round of one task, with its code, findings and test results."""
     if not has_code(conn):
         return []
-    out = []
-    for r in conn.execute("SELECT * FROM code_results WHERE key = ? ORDER BY round", (key,)):
-        row = dict(r)
-        for k in ("findings", "fuzz_findings", "tests", "isolation", "settings"):
-            if row.get(k) is not None:
-                row[k] = json.loads(row[k])
-        out.append(row)
-    return out
+    from randori.code.store import decode
+
+    return [decode(dict(r)) for r in conn.execute("SELECT * FROM code_results WHERE key = ? ORDER BY round", (key,))]
