@@ -120,6 +120,28 @@ OUTPUT = "Output"
 def run(
     suite: list[str] = typer.Option([], "--suite", "-s", metavar="SUITE",
                                     help="Suite to run (repeatable). Default: all.", rich_help_panel=WHAT),
+    model: list[str] = typer.Option(
+        [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
+        f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
+        rich_help_panel=MODEL),
+    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server.", rich_help_panel=MODEL),
+    attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
+                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
+                                     "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
+    defense: list[str] = typer.Option(["none"], "--defense", "-d",
+                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
+                                      "NAME\\[key=value] sets parameters; see `randori defenses list`.",
+                                      rich_help_panel=ATTACKS),
+    attacker_model: str | None = typer.Option(
+        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
+        "scripted agents, else the agent's own model.", rich_help_panel=ATTACKS),
+    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive.",
+                                        rich_help_panel=ATTACKS),
+    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
+                                             help="The adaptive attacker also sees each try's tool calls and outputs.",
+                                             rich_help_panel=ATTACKS),
+    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
+                                                 "attacker model.", rich_help_panel=ATTACKS),
     user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable).",
                                         rich_help_panel=WHAT),
     injection_task: list[str] = typer.Option([], "--injection-task", "-i",
@@ -129,11 +151,22 @@ def run(
     no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all.", rich_help_panel=WHAT),
     repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times.",
                                 rich_help_panel=WHAT),
-    model: list[str] = typer.Option(
-        [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
-        f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
-        rich_help_panel=MODEL),
-    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server.", rich_help_panel=MODEL),
+    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once.", rich_help_panel=LIMITS),
+    limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
+                                     help="Run at most N of the cases not yet in the store (whole task pairs first, "
+                                     "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
+    sample: float | None = typer.Option(
+        None, "--sample", metavar="FRACTION", help="Run a FRACTION (0-1] of the plan, stratified by suite and "
+        "user task and seeded; a larger fraction or a full run later reuses every case already stored.",
+        callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
+    sample_seed: int = typer.Option(0, "--sample-seed", metavar="SEED", help="Seed of --sample and --limit.",
+                                    rich_help_panel=LIMITS),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", metavar="USD", help="Stop cleanly before this run spends more than USD (at the price "
+        "table's prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
+        rich_help_panel=LIMITS),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
+                                 "run nothing.", rich_help_panel=LIMITS),
     temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
                                     "(for models that reject the parameter).", rich_help_panel=MODEL),
     seed: int | None = typer.Option(None, help="Sampling seed, sent as given.", rich_help_panel=MODEL),
@@ -153,39 +186,6 @@ def run(
     provider_concurrency: int | None = typer.Option(
         None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
         "(see `randori models`).", rich_help_panel=MODEL),
-    attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
-                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
-                                     "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
-    defense: list[str] = typer.Option(["none"], "--defense", "-d",
-                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
-                                      "NAME\\[key=value] sets parameters; see `randori defenses list`.",
-                                      rich_help_panel=ATTACKS),
-    attacker_model: str | None = typer.Option(
-        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
-        "scripted agents, else the agent's own model.", rich_help_panel=ATTACKS),
-    attacker_budget: int = typer.Option(10, min=1, max=MAX_BUDGET, help="Tries per case for --attack adaptive.",
-                                        rich_help_panel=ATTACKS),
-    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
-                                             help="The adaptive attacker also sees each try's tool calls and outputs.",
-                                             rich_help_panel=ATTACKS),
-    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
-                                                 "attacker model.", rich_help_panel=ATTACKS),
-    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once.", rich_help_panel=LIMITS),
-    limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
-                                     help="Run at most N of the cases not yet in the store (whole task pairs first, "
-                                     "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
-    sample: float | None = typer.Option(
-        None, "--sample", metavar="FRACTION", help="Run a FRACTION (0-1] of the plan, stratified by suite and "
-        "user task and seeded; a larger fraction or a full run later reuses every case already stored.",
-        callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
-    sample_seed: int = typer.Option(0, "--sample-seed", metavar="SEED", help="Seed of --sample and --limit.",
-                                    rich_help_panel=LIMITS),
-    max_cost: float | None = typer.Option(
-        None, "--max-cost", metavar="USD", help="Stop cleanly before this run spends more than USD (at the price "
-        "table's prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
-        rich_help_panel=LIMITS),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
-                                 "run nothing.", rich_help_panel=LIMITS),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs).",
                                        rich_help_panel=OUTPUT),

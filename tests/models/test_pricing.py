@@ -84,7 +84,8 @@ def test_report_shows_cost_and_takes_a_price_file(tmp_path):
         r = randori("run", "-s", "banking", "-u", "user_task_1", "--no-attack", "-m", "openai/fake-model",
                     "--base-url", server.base_url, "-r", str(results), env=env)
     assert r.returncode == 0, r.stderr
-    assert "cost (USD)" in r.stdout
+    assert "cost unknown (no price)" in r.stdout
+    assert "cost (USD)" in randori("report", "-r", str(results), "--wide", env=env).stdout
     prices = tmp_path / "p.toml"
     prices.write_text('["openai/fake-model"]\ninput = 1000000\noutput = 0\n')  # $1 per input token
     for how in (["--prices", str(prices)], []):
