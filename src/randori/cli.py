@@ -537,21 +537,29 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
 @suites_app.command("show")
 def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
     """The tasks of one suite: ids, difficulty, prompts and goals."""
+    from randori.bench.text import wrap
+
     [s] = _load_suites([name], prepare=False)
+    width = _terminal_width()
+
+    def say(text: str, indent: str = "  ", more: str = "      ") -> None:
+        typer.echo(wrap(text, width, indent, more))
+
     typer.echo(f"{s.name}@{s.version}  (user: {s.user_name})")
     typer.echo("\nUser tasks:")
     for tid, t in s.user_tasks.items():
-        typer.echo(f"  {tid} [{t.difficulty}] {t.prompt}")
+        say(f"{tid} [{t.difficulty}] {t.prompt}")
         if t.distractors:
-            typer.echo(f"      wrong answers it rejects: {', '.join(map(str, t.distractors))}")
+            say(f"wrong answers it rejects: {', '.join(map(str, t.distractors))}", "      ", "        ")
         for extra in t.tolerated_extras:
             what = extra.function + (f"({', '.join(f'{k}={v!r}' for k, v in extra.args.items())})"
                                      if extra.args else "")
-            typer.echo(f"      tolerates an extra {what}: {extra.reason}")
+            say(f"tolerates an extra {what}: {extra.reason}", "      ", "        ")
     typer.echo("\nInjection tasks:")
     for tid, it in s.injection_tasks.items():
-        typer.echo(f"  {tid} [{it.difficulty}] {it.goal}")
-    typer.echo("\nTools: " + ", ".join(s.tool_map))
+        say(f"{tid} [{it.difficulty}] {it.goal}")
+    typer.echo()
+    say("Tools: " + ", ".join(s.tool_map), "", "  ")
 
 
 @suites_app.command("check")

@@ -13,7 +13,7 @@ def test_version():
     assert r.returncode == 0 and r.stdout.strip() == f"randori {pkg.__version__}"
 
 
-@pytest.mark.parametrize("command", [("attacks", "list"), ("defenses", "list")])
+@pytest.mark.parametrize("command", [("attacks", "list"), ("defenses", "list"), ("suites", "show", "banking")])
 @pytest.mark.parametrize("width", [40, 60, 80, 140])
 def test_listings_wrap_at_word_boundaries_at_any_width(command, width):
     r = randori(*command, env={"COLUMNS": str(width)})
