@@ -131,10 +131,11 @@ class AnthropicModel(ProviderModel):
             while len(self._thinking) > _MAX_KEPT_TURNS:
                 self._thinking.popitem(last=False)
         u = resp.usage
-        usage = Usage(model_calls=1, input_tokens=(getattr(u, "input_tokens", 0) or 0)
-                      + (getattr(u, "cache_read_input_tokens", 0) or 0)
-                      + (getattr(u, "cache_creation_input_tokens", 0) or 0),
-                      output_tokens=getattr(u, "output_tokens", 0) or 0)
+        # input_tokens counts only what came after the last cache breakpoint; the total is the sum.
+        read, write = getattr(u, "cache_read_input_tokens", 0) or 0, getattr(u, "cache_creation_input_tokens", 0) or 0
+        usage = Usage(model_calls=1, input_tokens=(getattr(u, "input_tokens", 0) or 0) + read + write,
+                      output_tokens=getattr(u, "output_tokens", 0) or 0, cached_input_tokens=read,
+                      cache_write_tokens=write)
         return Completion(Message.assistant("".join(text), calls, usage=usage),
                           FINISH.get(resp.stop_reason or "end_turn", "other"))
 

@@ -134,7 +134,9 @@ class GoogleModel(ProviderModel):
         meta = resp.usage_metadata
         usage = Usage(model_calls=1, input_tokens=getattr(meta, "prompt_token_count", 0) or 0,
                       output_tokens=(getattr(meta, "candidates_token_count", 0) or 0)
-                      + (getattr(meta, "thoughts_token_count", 0) or 0))
+                      + (getattr(meta, "thoughts_token_count", 0) or 0),
+                      # Implicit caching: part of prompt_token_count, billed at the cached rate.
+                      cached_input_tokens=getattr(meta, "cached_content_token_count", 0) or 0)
         if not resp.candidates:
             block = getattr(resp.prompt_feedback, "block_reason", None)
             if block:

@@ -104,6 +104,14 @@ def parse_tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
     return ToolCall(id=call_id, function=name, args=args)
 
 
+def openai_usage(u: Any) -> Usage:
+    """Usage of one reply; prompt_tokens already counts the cached tokens among them."""
+    details = getattr(u, "prompt_tokens_details", None)
+    return Usage(model_calls=1, input_tokens=getattr(u, "prompt_tokens", 0) or 0,
+                 output_tokens=getattr(u, "completion_tokens", 0) or 0,
+                 cached_input_tokens=getattr(details, "cached_tokens", 0) or 0)
+
+
 def request_params(settings: ModelSettings, *, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
     """Settings as sent: every value that is set goes out as is (temperature 0.0 included)."""
     params: dict[str, Any] = {}
@@ -229,8 +237,7 @@ class OpenAIModel(ProviderModel):
         msg = choice.message
         calls = [parse_tool_call(c.id, c.function.name or "", c.function.arguments)
                  for c in msg.tool_calls or [] if c.type == "function"]
-        usage = Usage(model_calls=1, input_tokens=getattr(resp.usage, "prompt_tokens", 0) or 0,
-                      output_tokens=getattr(resp.usage, "completion_tokens", 0) or 0)
+        usage = openai_usage(resp.usage)
         return Completion(Message.assistant(msg.content or "", calls, usage=usage),
                           FINISH.get(choice.finish_reason or "stop", "other"))
 
