@@ -67,6 +67,7 @@ class FakeServer:
         self.record = record
         self.count = 0
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []  # the request bodies as sent, byte for byte
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.times: list[float] = []
@@ -83,12 +84,14 @@ class FakeServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 with server._lock:
                     server.count += 1
                     n = server.count
                     if server.record:
                         server.requests.append(body)
+                        server.raw.append(raw)
                         server.headers.append(dict(self.headers))
                         server.paths.append(self.path)
                         server.times.append(time.monotonic())

@@ -62,15 +62,40 @@ def tool_params(tools: list[Tool]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
 
+CACHE_ENV = "RANDORI_ANTHROPIC_CACHE"
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def with_breakpoints(system: str, msgs: list[dict[str, Any]], tools: list[dict[str, Any]],
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages, tools) with prompt-cache breakpoints after the tools, after the
+    system prompt and after the conversation so far (3 of the 4 allowed). The cache is a prefix
+    cache in the order tools, system, messages: each turn rereads everything up to the previous
+    turn's end from the cache, and every case of a suite shares its tools and system prompt."""
+    if tools:
+        tools = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
+    blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
+    if msgs and msgs[-1]["content"]:
+        last = msgs[-1]
+        msgs = [*msgs[:-1], {**last, "content": [*last["content"][:-1], {**last["content"][-1],
+                                                                          "cache_control": EPHEMERAL}]}]
+    return blocks, msgs, tools
+
+
 class AnthropicModel(ProviderModel):
     provider = "anthropic"
     api_key_env = "ANTHROPIC_API_KEY"
     max_concurrency = 8
 
     def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float | None = 120.0, **_: Any):
+                 api_key: str | None = None, timeout: float | None = 120.0, prompt_cache: bool | None = None,
+                 **_: Any):
         super().__init__(model, settings)
         import anthropic
+
+        if prompt_cache is None:  # caching changes what a run costs, never what the model answers
+            prompt_cache = os.environ.get(CACHE_ENV, "on").strip().lower() not in ("0", "off", "false", "no")
+        self.prompt_cache = prompt_cache
 
         if settings.seed is not None:
             raise UserError("the Anthropic API has no seed; run anthropic/ models without --seed")
@@ -89,10 +114,16 @@ class AnthropicModel(ProviderModel):
         system, msgs = to_anthropic(messages, self._thinking)
         kwargs: dict[str, Any] = {"model": self.model, "messages": msgs,
                                   "max_tokens": s.max_tokens if s.max_tokens is not None else DEFAULT_MAX_TOKENS}
+        params = tool_params(tools)
+        if self.prompt_cache:
+            blocks, kwargs["messages"], params = with_breakpoints(system, msgs, params)
+            system_value: Any = blocks
+        else:
+            system_value = system
         if system:
-            kwargs["system"] = system
+            kwargs["system"] = system_value
         if tools:
-            kwargs["tools"] = tool_params(tools)
+            kwargs["tools"] = params
         # Sent in the body, not as arguments: SDK versions differ in which of these they accept.
         extra: dict[str, Any] = {}
         if s.temperature is not None:
