@@ -4,6 +4,7 @@ Install with `pip install 'randori[anthropic]'`; reads ANTHROPIC_API_KEY (and AN
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections import OrderedDict
 from typing import Any
@@ -138,7 +139,10 @@ class AnthropicModel(ProviderModel):
                        settings: ModelSettings | None = None) -> Completion:
         s = settings or self.settings
         try:
-            resp = await self.client.messages.create(**self.request(messages, tools, s))
+            raw = await self.client.messages.with_raw_response.create(**self.request(messages, tools, s))
+            resp = raw.parse()
+            if inspect.isawaitable(resp):  # SDK versions differ: a legacy or an async raw response
+                resp = await resp
         except Exception as e:
             raise self._error(e) from e
         text: list[str] = []
@@ -168,7 +172,7 @@ class AnthropicModel(ProviderModel):
                       output_tokens=getattr(u, "output_tokens", 0) or 0, cached_input_tokens=read,
                       cache_write_tokens=write)
         return Completion(Message.assistant("".join(text), calls, usage=usage),
-                          FINISH.get(resp.stop_reason or "end_turn", "other"))
+                          FINISH.get(resp.stop_reason or "end_turn", "other"), raw.headers)
 
     def _error(self, e: Exception) -> ModelError:
         import anthropic
@@ -184,9 +188,12 @@ class AnthropicModel(ProviderModel):
             err = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
             text = f"{err.get('type', '')} {err.get('message', e.message)}".strip()
             if e.status_code == 529 or err.get("type") == "overloaded_error":
-                return ModelError("server", f"{self.name}: overloaded (HTTP {e.status_code})",
+                over = ModelError("server", f"{self.name}: overloaded (HTTP {e.status_code})",
                                   retry_after=parse_retry_after(e.response.headers))
-            return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers))
+                over.overloaded, over.headers = True, e.response.headers
+                return over
+            return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers),
+                                e.response.headers)
         if isinstance(e, (anthropic.APIError, ValueError)):
             return ModelError("bad_response", f"{self.name}: unreadable reply ({clip(str(e), 200)})")
         return transport_error(self.name, e)

@@ -69,6 +69,9 @@ class Completion:
 
     message: Message
     finish: str = "stop"
+    # The response's HTTP headers, where the SDK exposes them: the resilience layer reads the
+    # provider's rate-limit state from them.
+    headers: Mapping[str, str] | None = None
 
 
 class ChatModel(ABC):

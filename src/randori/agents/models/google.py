@@ -163,7 +163,8 @@ class GoogleModel(ProviderModel):
         reason = getattr(cand.finish_reason, "value", cand.finish_reason) or "STOP"
         # MALFORMED_FUNCTION_CALL leaves an empty reply with finish "other": the model gets a nudge.
         finish = "tool_calls" if calls else FINISH.get(str(reason), "other")
-        return Completion(Message.assistant("".join(text), calls, usage=usage), finish)
+        headers = getattr(getattr(resp, "sdk_http_response", None), "headers", None)
+        return Completion(Message.assistant("".join(text), calls, usage=usage), finish, headers)
 
     def _error(self, e: Exception) -> ModelError:
         from google.genai import errors
@@ -171,7 +172,7 @@ class GoogleModel(ProviderModel):
         if isinstance(e, errors.APIError):
             headers = getattr(getattr(e, "response", None), "headers", None)
             text = f"{e.status or ''} {e.message or ''}".strip()
-            return status_error(self.name, int(e.code or 0), text, parse_retry_after(headers))
+            return status_error(self.name, int(e.code or 0), text, parse_retry_after(headers), headers)
         return transport_error(self.name, e)
 
     async def aclose(self) -> None:

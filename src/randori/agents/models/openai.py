@@ -137,7 +137,8 @@ def map_openai_error(name: str, e: Exception) -> ModelError:
     if isinstance(e, openai.APIConnectionError):  # APITimeoutError included: see _dropped
         return connection_error(name, e)
     if isinstance(e, openai.APIStatusError):
-        return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers))
+        return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers),
+                            e.response.headers)
     if isinstance(e, (openai.APIError, ValueError)):  # includes a body that is not JSON
         return ModelError("bad_response", f"{name}: unreadable reply ({clip(str(e), 200)})")
     return transport_error(name, e)
@@ -167,6 +168,7 @@ def _error_text(e: Any) -> str:
 
 
 TRANSPORT_ENV = "RANDORI_OPENAI_TRANSPORT"
+RAW_RESPONSE = "X-Stainless-Raw-Response"
 
 
 def _http_client(openai: Any) -> Any:
@@ -228,7 +230,11 @@ class OpenAIModel(ProviderModel):
             # The SDK's documented custom-request path: same client, auth, errors and typed reply, but
             # it skips `create`'s recursive re-validation of every message and tool schema, which was
             # the largest CPU cost of a run. The body goes as JSON already encoded (see WireCache).
-            resp = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body)
+            # The raw-response header makes the SDK hand back the response itself, headers and all
+            # (its documented with_raw_response does the same): they carry the rate-limit state.
+            raw = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body,
+                                         options={"headers": {RAW_RESPONSE: "true"}})
+            resp = raw.parse()
         except Exception as e:
             raise map_openai_error(self.name, e) from e
         if not resp.choices or resp.choices[0].message is None:
@@ -239,7 +245,7 @@ class OpenAIModel(ProviderModel):
                  for c in msg.tool_calls or [] if c.type == "function"]
         usage = openai_usage(resp.usage)
         return Completion(Message.assistant(msg.content or "", calls, usage=usage),
-                          FINISH.get(choice.finish_reason or "stop", "other"))
+                          FINISH.get(choice.finish_reason or "stop", "other"), raw.headers)
 
     async def aclose(self) -> None:
         await self.client.close()
