@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel, check_base_url
+from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel, check_base_url
 from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
 from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
@@ -110,6 +110,10 @@ class AnthropicModel(ProviderModel):
         self.client = anthropic.AsyncAnthropic(api_key=key, base_url=self.base_url, timeout=timeout,
                                                max_retries=0)
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    def share_state(self, first: ChatModel) -> None:
+        if isinstance(first, AnthropicModel):
+            self._thinking = first._thinking
 
     def request(self, messages: list[Message], tools: list[Tool], s: ModelSettings) -> dict[str, Any]:
         system, msgs = to_anthropic(messages, self._thinking)

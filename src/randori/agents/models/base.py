@@ -105,6 +105,12 @@ class ChatModel(ABC):
         `complete` then returns its message); the resilience layer calls it."""
         return Completion(await self.complete(messages, tools, settings))
 
+    def share_state(self, first: ChatModel) -> None:
+        """This instance serves the same model at another address as `first` (a repeated
+        --base-url): share whatever a conversation keeps between turns, since its turns may go to
+        either server."""
+        return None
+
     async def aclose(self) -> None:
         return None
 

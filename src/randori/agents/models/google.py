@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel
+from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel
 from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
 from randori.errors import ModelError, UserError
 from randori.tools.function import Tool
@@ -66,6 +66,10 @@ class GoogleModel(ProviderModel):
         # A model turn with function calls must be sent back exactly, thought signatures included;
         # a Message has no field for that, so the turns are kept here, keyed by their first call id.
         self._turns: OrderedDict[str, Any] = OrderedDict()
+
+    def share_state(self, first: ChatModel) -> None:
+        if isinstance(first, GoogleModel):
+            self._turns = first._turns
 
     def contents(self, messages: list[Message]) -> list[Any]:
         from google.genai import types

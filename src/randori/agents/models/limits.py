@@ -32,6 +32,11 @@ _OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 SLOW_START = 4  # the first window, before anything is known about the server
+# Token counts are estimated from the characters sent (the ratio learned from replies), and a
+# request's content varies: paced token costs are raised by this share, and a bucket keeps this
+# share of its size in reserve, so that an estimate a little short does not run into a 429.
+TOKEN_MARGIN = 0.03
+RESERVE = 0.01
 
 
 def parse_duration(text: str) -> float | None:
@@ -121,7 +126,7 @@ class Bucket:
     def wait_for(self, cost: float, now: float) -> float:
         """Seconds until `cost` fits (0: now). A cost above the whole bucket waits for a full one."""
         self.refill(now)
-        cost = min(cost, self.size)
+        cost = min(cost + RESERVE * self.size, self.size)
         if now < self.empty_until:
             return self.empty_until - now
         if self.level >= cost:
@@ -158,7 +163,7 @@ class Pacer:
 
     async def admit(self, tokens: float) -> dict[str, float]:
         """Wait until the buckets hold this request; returns the cost sent so far (a ticket)."""
-        cost = {"requests": 1.0, "tokens": tokens}
+        cost = {"requests": 1.0, "tokens": tokens * (1 + TOKEN_MARGIN)}
         async with self.lock:
             while True:
                 now = time.monotonic()
