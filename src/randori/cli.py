@@ -509,10 +509,19 @@ def defenses_list() -> None:
                "(e.g. detector[mode=abort]).")
 
 
-@app.command()
-def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+models_app = typer.Typer(help="Model providers: list them (no subcommand), or check one.",
+                         invoke_without_command=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(ctx: typer.Context, fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Model providers: whether each is installed, how to install it, which environment variables
-    it reads (shown as set or unset, never their values) and its default request concurrency."""
+    it reads (shown as set or unset, never their values) and its default request concurrency.
+
+    `randori models check MODEL` tries one model."""
+    if ctx.invoked_subcommand is not None:
+        return
     from randori.agents.models import provider_status
 
     _choice(fmt, ("table", "json"))
@@ -536,6 +545,48 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     if not console.is_terminal:
         console = Console(width=200)
     console.print(t)
+
+
+@models_app.command("check")
+def models_check(
+    model: str = typer.Argument(..., help="provider/model, e.g. openai/gpt-4o-mini."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of an OpenAI-compatible server."),
+    timeout: float = typer.Option(10.0, help="Seconds each request may take.",
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Check a model in seconds: one tiny request and one tool-calling request, no retries. Prints
+    each one's latency, whether the tool call came back well-formed, the rate-limit headers seen,
+    and a one-line diagnosis of any failure (bad key, unknown model, unreachable URL, TLS, proxy,
+    timeout). Exits 1 when a request failed."""
+    import asyncio
+
+    from randori.agents.models import get_model
+    from randori.agents.models.check import check_model
+
+    _choice(fmt, ("table", "json"))
+    _check_base_url("--base-url", base_url)
+    chat = get_model(model, timeout=timeout, max_retries=0, **({"base_url": base_url} if base_url else {}))
+    inner = getattr(chat, "inner", chat)  # the provider itself: no retries or nudges in between
+
+    async def go() -> Any:
+        try:
+            return await check_model(inner, timeout)
+        finally:
+            await chat.aclose()
+
+    result = asyncio.run(go())
+    if fmt == "json":
+        _echo_json(result.as_dict())
+    else:
+        typer.echo(f"{result.model} at {result.where}")
+        for step in result.steps:
+            state = "ok" if step.ok else f"FAILED ({step.failure})"
+            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms  {scrub_secrets(step.detail)}")
+        for i, line in enumerate(result.rate_limits or ["no rate-limit headers in the replies"]):
+            typer.echo(f"  {'rate limits' if i == 0 else '':13} {line}")
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -151,7 +151,7 @@ def connection_problem(e: BaseException) -> tuple[str, bool] | None:
         if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
             return "network unreachable", True
         if isinstance(cur, ssl.SSLError):
-            return f"TLS failed ({cur.reason or cur})", True
+            return f"TLS failed ({getattr(cur, 'reason', None) or cur})", True
         if isinstance(cur, ConnectionResetError) or code == errno.ECONNRESET:
             return "connection reset by the server", False
         if type(cur).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
