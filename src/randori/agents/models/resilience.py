@@ -180,7 +180,8 @@ def _explain_cut(call: ToolCall) -> ToolCall:
 
 
 # A server that failed (no connection, a timeout, a server error) while others can take its
-# requests is taken out for this long, doubling with each failure in a row up to OUT_MAX, then tried again.
+# requests is taken out for OUT_BASE retry delays (2 s by default), doubling with each failure in a
+# row up to OUT_MAX seconds, then tried again.
 OUT_BASE = 2.0
 OUT_MAX = 60.0
 # Failures that say something about one server, not about the request or the provider's limits.
@@ -258,7 +259,7 @@ class ResilientModel(ChatModel):
             return ""
         limit = sum(w.limit for w in windows)
         ceiling = sum(w.ceiling for w in windows)
-        text = f"window {limit}/{ceiling}" if self.adaptive else f"fixed {ceiling}"
+        text = f"concurrency {limit}/{ceiling}" if self.adaptive else f"concurrency {ceiling} (fixed)"
         hits = sum(w.rate_limited for w in windows)
         if hits:
             text += f", {hits} rate-limited"
@@ -413,10 +414,12 @@ class ResilientModel(ChatModel):
             raise ModelError("timeout", f"{self.name}: no reply{limit}") from e
 
     def _take_out(self, server: Server) -> None:
-        if len(self.servers) == 1:
+        now = time.monotonic()
+        if len(self.servers) == 1 or server.out_until > now:  # already out: requests sent before it was
             return
         server.failures += 1
-        server.out_until = time.monotonic() + min(OUT_MAX, OUT_BASE * 2 ** (server.failures - 1))
+        base = OUT_BASE * self.policy.base_delay
+        server.out_until = now + min(OUT_MAX, base * 2 ** (server.failures - 1))
 
 
 class _Health:
