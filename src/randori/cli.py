@@ -566,7 +566,8 @@ def models_check(
 
     _choice(fmt, ("table", "json"))
     _check_base_url("--base-url", base_url)
-    chat = get_model(model, timeout=timeout, max_retries=0, **({"base_url": base_url} if base_url else {}))
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    chat = get_model(model, timeout=timeout, max_retries=0, **options)
     inner = getattr(chat, "inner", chat)  # the provider itself: no retries or nudges in between
 
     async def go() -> Any:

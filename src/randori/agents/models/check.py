@@ -65,7 +65,9 @@ def _proxy_env() -> str | None:
 
 
 def _names(e: BaseException) -> str:
-    seen, cur, text = set(), e, []
+    seen: set[int] = set()
+    text: list[str] = []
+    cur: BaseException | None = e
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         text.append(f"{type(cur).__name__} {cur}")

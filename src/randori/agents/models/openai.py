@@ -232,8 +232,8 @@ class OpenAIModel(ProviderModel):
             # the largest CPU cost of a run. The body goes as JSON already encoded (see WireCache).
             # The raw-response header makes the SDK hand back the response itself, headers and all
             # (its documented with_raw_response does the same): they carry the rate-limit state.
-            raw = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body,
-                                         options={"headers": {RAW_RESPONSE: "true"}})
+            raw: Any = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body,
+                                              options={"headers": {RAW_RESPONSE: "true"}})
             resp = raw.parse()
         except Exception as e:
             raise map_openai_error(self.name, e) from e

@@ -340,9 +340,10 @@ class ResilientModel(ChatModel):
             await asyncio.sleep(delay)
 
     def _elsewhere(self, e: ModelError) -> bool:
+        """Whether a retry can go to another server now (the one that failed has been taken out)."""
         now = time.monotonic()
-        return (e.category in SERVER_FAULTS and not e.overloaded
-                and any(s.out_until <= now for s in self.servers[1:] + self.servers[:1] if len(self.servers) > 1))
+        return (len(self.servers) > 1 and e.category in SERVER_FAULTS and not e.overloaded
+                and any(s.out_until <= now for s in self.servers))
 
     def _window(self, server: Server) -> Window | None:
         if not self.concurrency:
