@@ -139,3 +139,35 @@ def test_openai_requests_keep_a_byte_stable_prefix():
     s1, s2 = (b[slice(*_array(b, "messages"))] for b in (bodies[0], bodies[first_case]))
     system = json.dumps(json.loads(s1)[0], ensure_ascii=False, separators=(",", ":"))
     assert s1.startswith("[" + system) and s2.startswith("[" + system)
+
+
+def test_a_store_without_the_cache_columns_reads_them_as_zero_and_a_run_adds_them(tmp_path):
+    import sqlite3
+
+    from randori.bench.store import STORE_FILE
+
+    results = tmp_path / "r"
+    base = ["-s", "banking", "-u", "user_task_1", "--no-attack", "-r", str(results)]
+    assert randori("run", *base).returncode == 0
+    con = sqlite3.connect(results / STORE_FILE)
+    for col in ("cached_input_tokens", "cache_write_tokens", "defense_cached_input_tokens",
+                "defense_cache_write_tokens"):
+        con.execute(f"ALTER TABLE cases DROP COLUMN {col}")
+    con.commit()
+    con.close()
+    rep = randori("report", "-r", str(results), "-f", "json")
+    assert rep.returncode == 0, rep.stderr
+    assert {(r["cached_input_tokens"], r["cache_write_tokens"]) for r in json.loads(rep.stdout)["rows"]} == {(0, 0)}
+    assert randori("run", *base, "-u", "user_task_2").returncode == 0
+    con = sqlite3.connect(results / STORE_FILE)
+    cols = {r[1] for r in con.execute("PRAGMA table_info(cases)")}
+    con.close()
+    assert {"cached_input_tokens", "cache_write_tokens"} <= cols
+
+
+def test_several_anthropic_servers_share_what_a_conversation_keeps():
+    from randori.agents.models import get_model
+
+    model = get_model("anthropic/claude-test", base_url=["http://127.0.0.1:1", "http://127.0.0.1:2"])
+    first, second = (s.model for s in model.servers)
+    assert first.base_url != second.base_url and first._thinking is second._thinking
