@@ -581,9 +581,13 @@ def models_check(
         _echo_json(result.as_dict())
     else:
         typer.echo(f"{result.model} at {result.where}")
+        import textwrap
+
         for step in result.steps:
             state = "ok" if step.ok else f"FAILED ({step.failure})"
-            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms  {scrub_secrets(step.detail)}")
+            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms")
+            typer.echo(textwrap.fill(scrub_secrets(step.detail), 80, initial_indent=" " * 16,
+                                     subsequent_indent=" " * 16))
         for i, line in enumerate(result.rate_limits or ["no rate-limit headers in the replies"]):
             typer.echo(f"  {'rate limits' if i == 0 else '':13} {line}")
     if not result.ok:
