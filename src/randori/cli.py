@@ -98,7 +98,9 @@ def run(
     model: str | None = typer.Option(
         None, "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle. "
         f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
-    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
+    base_url: list[str] = typer.Option(
+        [], "--base-url", help="Endpoint of an OpenAI-compatible server. Repeatable: the same model served at "
+        "several addresses; each request goes to the least loaded, a failing one is left out for a while."),
     attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
                                      help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
                                      "list`. With 2+ attacks the report adds a 'max' row."),
@@ -133,8 +135,12 @@ def run(
         4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
         "dropped connection (exponential backoff with jitter; Retry-After is obeyed)."),
     provider_concurrency: int | None = typer.Option(
-        None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
+        None, min=1, help="Most requests in flight at once per server. Default: the provider's own "
         "(see `randori models`)."),
+    adaptive: bool = typer.Option(
+        True, "--adaptive/--no-adaptive", help="Adapt the requests in flight to rate limits and overload "
+        "(halve on HTTP 429/529, grow back on success; pace by rate-limit headers), up to "
+        "--provider-concurrency. --no-adaptive keeps that number fixed."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
@@ -151,7 +157,8 @@ def run(
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
-    _check_base_url("--base-url", base_url)
+    for url in base_url:
+        _check_base_url("--base-url", url)
     _check_base_url("--attacker-base-url", attacker_base_url)
     settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
                              reasoning_effort=reasoning_effort)
@@ -162,16 +169,19 @@ def run(
         model_name = DEFAULT_MODEL
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
-    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    # Several servers of one model: the case key names the model, never a server, so results do
+    # not depend on which server answered and a run with more servers resumes one with fewer.
+    options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
     chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
-                           concurrency=provider_concurrency, **options)
+                           concurrency=provider_concurrency, adaptive=adaptive, **options)
     suites = _load_suites(suite)
     sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
                     user_tasks=user_task, injection_tasks=injection_task, benign=benign,
                     repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
                                                       "trace": attacker_sees_trace},
                     # The default attacker is the agent's own model, so it is served where the agent is.
-                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
+                    attacker_base_url=attacker_base_url or (base_url[0] if base_url and attacker_model is None
+                                                            else None))
     cases = plan(sel)
     with Store(results_dir) as store:
         done = store.done_keys()
@@ -277,8 +287,11 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
                 tally["first_error"] = tally["first_error"] or res.error_message or ""
             counts["errors"] += res.status != "ok"
             counts["attacks"] += bool(res.attack_succeeded)
-            progress.update(bar, advance=1,
-                            status=f"attacks succeeded {counts['attacks']}, errors {counts['errors']}")
+            status = f"attacks succeeded {counts['attacks']}, errors {counts['errors']}"
+            load = getattr(model, "status", None)  # issue 17: the requests in flight and rate limits
+            if callable(load) and load():
+                status += f"\n{load()}"
+            progress.update(bar, advance=1, status=status)
 
         async def go() -> None:
             try:
@@ -546,10 +559,19 @@ def defenses_list() -> None:
                "(e.g. detector[mode=abort]).")
 
 
-@app.command()
-def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+models_app = typer.Typer(help="Model providers: list them (no subcommand), or check one.",
+                         invoke_without_command=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(ctx: typer.Context, fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Model providers: whether each is installed, how to install it, which environment variables
-    it reads (shown as set or unset, never their values) and its default request concurrency."""
+    it reads (shown as set or unset, never their values) and its default request concurrency.
+
+    `randori models check MODEL` tries one model."""
+    if ctx.invoked_subcommand is not None:
+        return
     from randori.agents.models import provider_status
 
     _choice(fmt, ("table", "json"))
@@ -573,6 +595,53 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     if not console.is_terminal:
         console = Console(width=200)
     console.print(t)
+
+
+@models_app.command("check")
+def models_check(
+    model: str = typer.Argument(..., help="provider/model, e.g. openai/gpt-4o-mini."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of an OpenAI-compatible server."),
+    timeout: float = typer.Option(10.0, help="Seconds each request may take.",
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Check a model in seconds: one tiny request and one tool-calling request, no retries. Prints
+    each one's latency, whether the tool call came back well-formed, the rate-limit headers seen,
+    and a one-line diagnosis of any failure (bad key, unknown model, unreachable URL, TLS, proxy,
+    timeout). Exits 1 when a request failed."""
+    import asyncio
+
+    from randori.agents.models import get_model
+    from randori.agents.models.check import check_model
+
+    _choice(fmt, ("table", "json"))
+    _check_base_url("--base-url", base_url)
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    chat = get_model(model, timeout=timeout, max_retries=0, **options)
+    inner = getattr(chat, "inner", chat)  # the provider itself: no retries or nudges in between
+
+    async def go() -> Any:
+        try:
+            return await check_model(inner, timeout)
+        finally:
+            await chat.aclose()
+
+    result = asyncio.run(go())
+    if fmt == "json":
+        _echo_json(result.as_dict())
+    else:
+        typer.echo(f"{result.model} at {result.where}")
+        import textwrap
+
+        for step in result.steps:
+            state = "ok" if step.ok else f"FAILED ({step.failure})"
+            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms")
+            typer.echo(textwrap.fill(scrub_secrets(step.detail), 80, initial_indent=" " * 16,
+                                     subsequent_indent=" " * 16))
+        for i, line in enumerate(result.rate_limits or ["no rate-limit headers in the replies"]):
+            typer.echo(f"  {'rate limits' if i == 0 else '':13} {line}")
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from randori.agents.messages import Usage
@@ -115,6 +115,8 @@ class ModelError(Exception):
         self.retry_after = retry_after
         self.usage: Usage | None = None
         self.unreachable = False  # a connection failure meaning no server could be reached at all
+        self.overloaded = False  # the server said it is overloaded (HTTP 503, 529): a signal to send less
+        self.headers: Any = None  # the failed response's headers, when there was one (rate-limit state)
 
 
 class FatalModelError(ModelError):

@@ -72,8 +72,30 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
                   fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]),
                   fmt_cost(r["cost_usd"]), f"{fmt_agent_cost(r)}\n{fmt_defense_cost(r)}")
     console.print(t)
+    _print_price_sources(console, summary)
     _print_dos(console, rows)
     _print_budget(console, rows)
+
+
+def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
+    """Which source priced each model (an unknown price is said to be unknown), and cache use."""
+    from rich.markup import escape
+
+    seen: dict[str, Any] = {}
+    cached: dict[str, list[int]] = {}
+    for r in summary:
+        seen.setdefault(r["model"], r.get("price_source"))
+        if r["suite"] != "all":
+            c = cached.setdefault(r["model"], [0, 0, 0])
+            c[0] += r["input_tokens"]
+            c[1] += r.get("cached_input_tokens", 0)
+            c[2] += r.get("cache_write_tokens", 0)
+    for model, source in seen.items():
+        line = f"prices of {model}: {source or 'unknown (no price in any table: cost not shown)'}"
+        inp, read, write = cached.get(model, [0, 0, 0])
+        if read or write:
+            line += f"; prompt cache: {100 * read / max(inp, 1):.0f}% of input tokens read, {_tokens(write)} written"
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _suite_label(r: dict[str, Any]) -> str:
@@ -233,7 +255,9 @@ def write_csv(table: list[dict[str, Any]], stream: Any) -> None:
         w.writerow({k: "" if v is None else v for k, v in r.items()})
 
 
-_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
+_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"),
+                 ("cached_input_tokens", "of which cached"), ("cache_write_tokens", "cache writes"),
+                 ("output_tokens", "tokens out"),
                  ("defense_calls", "defense calls"), ("defense_input_tokens", "defense tokens in"),
                  ("defense_output_tokens", "defense tokens out"), ("defense_time_s", "defense time"),
                  ("wall_time_s", "wall time"),

@@ -288,6 +288,10 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
         usage.model_calls, usage.input_tokens, usage.output_tokens)
     result.defense_calls, result.defense_input_tokens, result.defense_output_tokens = (
         dusage.model_calls, dusage.input_tokens, dusage.output_tokens)
+    # issue 17: prompt-cache reads and writes, priced at their own rates
+    result.cached_input_tokens, result.cache_write_tokens = usage.cached_input_tokens, usage.cache_write_tokens
+    result.defense_cached_input_tokens, result.defense_cache_write_tokens = (
+        dusage.cached_input_tokens, dusage.cache_write_tokens)
     if attempts is not None:
         result.attack_tries = len(attempts)
         result.attempts = attempts

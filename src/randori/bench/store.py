@@ -74,7 +74,11 @@ CREATE TABLE IF NOT EXISTS cases (
   attacker_knowledge TEXT,
   created_at REAL NOT NULL,
   defense_time_s REAL NOT NULL DEFAULT 0,
-  attack_tries INTEGER
+  attack_tries INTEGER,
+  cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  defense_cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  defense_cache_write_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
 -- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
@@ -97,7 +101,11 @@ CREATE TABLE IF NOT EXISTS claims (
 
 # Columns added after a table was first created: added in place to stores written by older versions.
 ADDED_COLUMNS = {
-    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER"},
+    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER",
+              # Prompt-cache reads and writes, parts of input_tokens (and defense_input_tokens).
+              "cached_input_tokens": "INTEGER NOT NULL DEFAULT 0", "cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",
+              "defense_cached_input_tokens": "INTEGER NOT NULL DEFAULT 0",
+              "defense_cache_write_tokens": "INTEGER NOT NULL DEFAULT 0"},
     "traces": {"attempts": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -138,6 +146,11 @@ class CaseResult:
     defense_time_s: float = 0.0
     # Adaptive attacks: tries run (the try that succeeded, or the whole budget).
     attack_tries: int | None = None
+    # Of input_tokens (defense_input_tokens): read from the provider's prompt cache, and written to it.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    defense_cached_input_tokens: int = 0
+    defense_cache_write_tokens: int = 0
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
