@@ -137,6 +137,14 @@ def run(
         "(see `randori models`)."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
+    agent: str = typer.Option(
+        "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
+        "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
+        "case's tools over MCP). See README, 'Your own agent'."),
+    agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
+                                             "and report row."),
+    agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
+                                        callback=_number_in("--agent-timeout", 0.001, MAX_TIMEOUT, " of seconds")),
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
@@ -145,12 +153,14 @@ def run(
     Two runs on one results directory share the work: a case another live run has claimed is left to it."""
     from rich.console import Console
 
+    from randori.agents.external import get_agent
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
     from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
+    agent_spec = get_agent(agent, agent_version, agent_timeout)
     _check_base_url("--base-url", base_url)
     _check_base_url("--attacker-base-url", attacker_base_url)
     settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
@@ -158,20 +168,23 @@ def run(
     _use_prices(prices)
     console = Console(stderr=True)
     model_name = model or os.environ.get("RANDORI_MODEL")
-    if not model_name:
+    if agent_spec.external:
+        model_name = _defense_model(model, model_name, defense, agent_spec.name)
+    elif not model_name:
         model_name = DEFAULT_MODEL
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
     chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
-                           concurrency=provider_concurrency, **options)
+                           concurrency=provider_concurrency, **options) if model_name else None
     suites = _load_suites(suite)
     sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
                     user_tasks=user_task, injection_tasks=injection_task, benign=benign,
                     repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
                                                       "trace": attacker_sees_trace},
                     # The default attacker is the agent's own model, so it is served where the agent is.
-                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
+                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None),
+                    agent=agent_spec)
     cases = plan(sel)
     with Store(results_dir) as store:
         done = store.done_keys()
@@ -179,13 +192,14 @@ def run(
         console.print(f"{len(cases)} cases planned, {len(cases) - len(todo)} already in {store.path}, "
                       f"{len(todo)} to run.", highlight=False, soft_wrap=True)
         config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": model_name,
+                  **({"agent": agent_spec.name, "agent_version": agent_spec.version} if agent_spec.external else {}),
                   "settings": settings.key_fields(), "attacks": list(sel.attacks),
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv()}
         run_id = store.start_run(config)
         status = "interrupted"
         try:
             tally = _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                                       concurrency, max_steps, sel.attacker_base_url)
+                                       concurrency, max_steps, sel.attacker_base_url, agent_spec)
             status = "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
@@ -206,6 +220,19 @@ def run(
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
                    f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
         raise typer.Exit(1)
+
+
+def _defense_model(given: str | None, model_name: str | None, defenses: list[str], agent: str) -> str | None:
+    """With an external agent, --model serves only defenses that ask a model before the agent starts
+    (policy); it is loaded only for them."""
+    from randori.agents.defenses import get_defense
+    from randori.agents.external import asks_model
+
+    if any(asks_model(get_defense(d)) for d in defenses):
+        return model_name
+    if given:
+        warn(f"--model {given} is not used: the agent under test is {agent}, and no defense of this run asks a model")
+    return None
 
 
 def _use_prices(path: Path | None) -> None:
@@ -251,11 +278,13 @@ _URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
 
 
 def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> dict[str, Any]:
+                       concurrency: int, max_steps: int, attacker_base_url: str | None = None,
+                       agent: Any = None) -> dict[str, Any]:
     """Run `todo` with a progress bar; returns what this process did: cases run, errors (by
     category, and the first message) and cases left to another run that had claimed them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from randori.agents.agent import BUILTIN
     from randori.bench.runner import run_cases
 
     with Progress(TextColumn("[bold]running"), BarColumn(), MofNCompleteColumn(),
@@ -283,9 +312,11 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
         async def go() -> None:
             try:
                 await run_cases(todo, suites, model, store, run_id, concurrency=concurrency,
-                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url,
+                                agent=agent or BUILTIN)
             finally:
-                await model.aclose()
+                if model is not None:
+                    await model.aclose()
 
         import asyncio  # lazy: keeps `randori --help` fast
 

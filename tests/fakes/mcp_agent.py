@@ -1,0 +1,91 @@
+"""A tiny agent process for MCP tests, standard library only so that it starts in milliseconds: it
+asks an OpenAI-compatible chat server (the fake one) what to do, runs the tool calls through the
+MCP server named by RANDORI_MCP_URL (streamable HTTP, JSON-RPC), and prints the final answer.
+
+Environment: RANDORI_MCP_URL, RANDORI_PROMPT, RANDORI_INSTRUCTIONS (from randori) and
+MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class Http:
+    """One keep-alive connection to one origin."""
+
+    def __init__(self, url: str):
+        parts = urlsplit(url)
+        self.path = parts.path
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.headers: dict[str, str] = {}
+
+    def post(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[Any, Any]:
+        self.conn.request("POST", path, json.dumps(body), {"content-type": "application/json",
+                                                            **self.headers, **(headers or {})})
+        resp = self.conn.getresponse()
+        data = resp.read().decode()
+        if resp.status >= 400:
+            raise SystemExit(f"{path}: HTTP {resp.status}: {data[:300]}")
+        if resp.getheader("content-type", "").startswith("text/event-stream"):
+            data = "".join(line[5:].strip() for line in data.splitlines() if line.startswith("data:"))
+        return resp, json.loads(data) if data.strip() else None
+
+
+class Mcp:
+    def __init__(self, url: str):
+        self.http = Http(url)
+        self.http.headers = {"accept": "application/json, text/event-stream"}
+        self.ids = 0
+        resp, init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                 "clientInfo": {"name": "randori-test-agent", "version": "1"}})
+        self.instructions = init["result"].get("instructions", "")
+        session = resp.getheader("mcp-session-id")
+        if session:
+            self.http.headers["mcp-session-id"] = session
+        self.http.headers["mcp-protocol-version"] = init["result"]["protocolVersion"]
+        self.http.post(self.http.path, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[Any, Any]:
+        self.ids += 1
+        resp, reply = self.http.post(self.http.path, {"jsonrpc": "2.0", "id": self.ids, "method": method,
+                                                      "params": params})
+        if "error" in reply:
+            raise SystemExit(f"{method}: {reply['error']}")
+        return resp, reply
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self.request("tools/list", {})[1]["result"]["tools"]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        result = self.request("tools/call", {"name": name, "arguments": arguments})[1]["result"]
+        return "".join(c.get("text", "") for c in result["content"])
+
+
+def main() -> None:
+    mcp = Mcp(os.environ["RANDORI_MCP_URL"])
+    tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                "parameters": t["inputSchema"]}} for t in mcp.tools()]
+    model = Http(os.environ["MODEL_BASE_URL"])
+    messages: list[dict[str, Any]] = [{"role": "system", "content": mcp.instructions},
+                                      {"role": "user", "content": os.environ["RANDORI_PROMPT"]}]
+    for _ in range(50):
+        _, reply = model.post(model.path + "/chat/completions", {"model": "fake", "messages": messages,
+                                                                 "tools": tools})
+        message = reply["choices"][0]["message"]
+        messages.append(message)
+        if not message.get("tool_calls"):
+            print(message.get("content") or "")
+            return
+        for call in message["tool_calls"]:
+            text = mcp.call(call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+    sys.exit("too many turns")
+
+
+if __name__ == "__main__":
+    main()
