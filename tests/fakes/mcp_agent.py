@@ -7,33 +7,42 @@ MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1)."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
+import socket
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
 
 class Http:
-    """One keep-alive connection to one origin."""
+    """One keep-alive HTTP/1.1 connection to one origin, on a bare socket: `http.client` alone costs a
+    test of a thousand cases a minute of imports (it pulls in email and ssl)."""
 
     def __init__(self, url: str):
-        parts = urlsplit(url)
-        self.path = parts.path
-        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        host_port, _, path = url.split("://", 1)[1].partition("/")
+        host, _, port = host_port.partition(":")
+        self.host_port, self.path = host_port, "/" + path
+        self.sock = socket.create_connection((host, int(port or 80)), timeout=60)
+        self.file = self.sock.makefile("rb")
         self.headers: dict[str, str] = {}
 
     def post(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[Any, Any]:
-        self.conn.request("POST", path, json.dumps(body), {"content-type": "application/json",
-                                                            **self.headers, **(headers or {})})
-        resp = self.conn.getresponse()
-        data = resp.read().decode()
-        if resp.status >= 400:
-            raise SystemExit(f"{path}: HTTP {resp.status}: {data[:300]}")
-        if resp.getheader("content-type", "").startswith("text/event-stream"):
-            data = "".join(line[5:].strip() for line in data.splitlines() if line.startswith("data:"))
-        return resp, json.loads(data) if data.strip() else None
+        data = json.dumps(body).encode()
+        head = {"host": self.host_port, "content-type": "application/json", "content-length": str(len(data)),
+                **self.headers, **(headers or {})}
+        self.sock.sendall(f"POST {path} HTTP/1.1\r\n".encode()
+                          + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + data)
+        status = int(self.file.readline().split()[1])
+        reply: dict[str, str] = {}
+        while (line := self.file.readline().decode().strip()):
+            key, _, value = line.partition(":")
+            reply[key.strip().lower()] = value.strip()
+        text = self.file.read(int(reply.get("content-length", 0))).decode()
+        if status >= 400:
+            raise SystemExit(f"{path}: HTTP {status}: {text[:300]}")
+        if reply.get("content-type", "").startswith("text/event-stream"):
+            text = "".join(line[5:].strip() for line in text.splitlines() if line.startswith("data:"))
+        return reply, json.loads(text) if text.strip() else None
 
 
 class Mcp:
@@ -44,7 +53,7 @@ class Mcp:
         resp, init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                  "clientInfo": {"name": "randori-test-agent", "version": "1"}})
         self.instructions = init["result"].get("instructions", "")
-        session = resp.getheader("mcp-session-id")
+        session = resp.get("mcp-session-id")
         if session:
             self.http.headers["mcp-session-id"] = session
         self.http.headers["mcp-protocol-version"] = init["result"]["protocolVersion"]

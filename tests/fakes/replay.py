@@ -30,31 +30,47 @@ def _tasks() -> dict[str, tuple[Any, Any, bool]]:
     return table
 
 
+class Script:
+    """One conversation: `step(output)` takes the output of the last call (None at the start) and
+    gives the next call `(name, arguments)` or the final answer."""
+
+    def __init__(self, prompt: str, gullible: bool):
+        self.suite, self.task, self.is_user_task = _tasks()[prompt.strip()]
+        self.gullible = gullible
+        self.env = self.suite.load_env()
+        self.queue = deque(self.task.ground_truth(self.env))
+        self.taken_over: Any = None
+        self.pending: Any = None
+
+    def step(self, output: str | None) -> tuple[str, dict[str, Any]] | str:
+        if self.pending is not None and output is not None:
+            self.suite.replay(self.env, [self.pending])  # the call that produced `output`, on our own copy
+            if self.gullible and self.is_user_task and self.taken_over is None:
+                self.taken_over = Replay.injection_seen(self.suite, output)
+                if self.taken_over is not None:
+                    self.queue.extendleft(reversed(self.taken_over.ground_truth(self.env)))
+        if self.queue:
+            self.pending = self.queue.popleft()
+            return self.pending.function, dict(self.pending.args)
+        self.pending = None
+        parts = [t.ground_truth_output for t in (self.task, self.taken_over) if t is not None and t.ground_truth_output]
+        return "\n".join(parts) or "Done."
+
+
 class Replay:
     def __init__(self, gullible: bool = False):
         self.gullible = gullible
 
     def next(self, prompt: str, outputs: list[str]) -> tuple[str, dict[str, Any]] | str:
-        suite, task, is_user_task = _tasks()[prompt.strip()]
-        env = suite.load_env()
-        queue = deque(task.ground_truth(env))
-        taken_over = None
+        """Stateless: the conversation so far is replayed (a chat server sees one request at a time)."""
+        script = Script(prompt, self.gullible)
+        step = script.step(None)
         for out in outputs:
-            if not queue:
-                break
-            suite.replay(env, [queue.popleft()])  # the call that produced `out`, on our own copy
-            if self.gullible and is_user_task and taken_over is None:
-                taken_over = self._injection_seen(suite, out)
-                if taken_over is not None:
-                    queue.extendleft(reversed(taken_over.ground_truth(env)))
-        if queue:
-            call = queue.popleft()
-            return call.function, dict(call.args)
-        parts = [t.ground_truth_output for t in (task, taken_over) if t is not None and t.ground_truth_output]
-        return "\n".join(parts) or "Done."
+            step = script.step(out)
+        return step
 
     @staticmethod
-    def _injection_seen(suite: Any, output: str) -> Any:
+    def injection_seen(suite: Any, output: str) -> Any:
         views = readable_views(output)
         return next((it for it in suite.injection_tasks.values()
                      if any(injection_visible(v, it.goal) for v in views)), None)
@@ -73,20 +89,19 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
-async def _drive(replay: Replay, case: Any) -> str:
-    outputs: list[str] = []
-    while True:
-        step = replay.next(case.prompt, outputs)
-        if isinstance(step, str):
-            return step
-        outputs.append(await case.call(*step))
+async def _drive(gullible: bool, case: Any) -> str:
+    script = Script(case.prompt, gullible)
+    step = script.step(None)
+    while not isinstance(step, str):
+        step = script.step(await case.call(*step))
+    return step
 
 
 async def oracle_agent(case: Any) -> str:
     """A Python agent (`--agent tests.fakes.replay:oracle_agent`) that replays the ground truth."""
-    return await _drive(Replay(), case)
+    return await _drive(False, case)
 
 
 async def gullible_agent(case: Any) -> str:
     """A Python agent that replays the ground truth and obeys the first injection it reads."""
-    return await _drive(Replay(gullible=True), case)
+    return await _drive(True, case)

@@ -80,7 +80,7 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
             group = benign + capability + arows
             seen = [r for r in arows if r["injection_seen"]]
             out.append({
-                "model": model, "defense": defense, "attack": attack, "suite": suite,
+                "model": model, **agent_fields(scope_rows), "defense": defense, "attack": attack, "suite": suite,
                 "suite_versions": sorted({f"{r['suite']}@{r['suite_version']}" for r in group}),
                 "cases": len(group),
                 "errors": sum(1 for r in group if r["status"] != "ok"),
@@ -99,6 +99,13 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
                 **_defense_cost(group),
             })
     return out
+
+
+def agent_fields(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agent under test of rows grouped by model: for an external agent `model` is its label, so
+    one group holds one agent."""
+    first = rows[0] if rows else {}
+    return {"agent": first.get("agent") or "builtin", "agent_version": first.get("agent_version")}
 
 
 def _defense_cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -162,7 +169,7 @@ def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         under = _rate(group, "utility")
         loss = base.rate - under.rate if base.rate is not None and under.rate is not None else None
         out.append({
-            "model": model, "defense": defense, "attack": attack, "suite": suite,
+            "model": model, **agent_fields(group), "defense": defense, "attack": attack, "suite": suite,
             "suite_versions": sorted({f"{r['suite']}@{r['suite_version']}" for r in group}),
             "cases": len(group), "errors": sum(1 for r in group if r["status"] != "ok"),
             "benign_utility": base.as_dict(), "utility_under_attack": under.as_dict(),
