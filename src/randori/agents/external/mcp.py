@@ -14,7 +14,7 @@ import shlex
 import shutil
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
@@ -119,8 +119,9 @@ class ProcessDriver(Driver):
 
     async def run(self, case: AgentCase) -> str:
         async with serve(case) as url:
-            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions,
-                   TIMEOUT_ENV: f"{case.timeout:g}"}
+            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions}
+            if case.timeout is not None:
+                env[TIMEOUT_ENV] = f"{case.timeout:g}"
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -169,3 +170,31 @@ class McpAgent(ExternalSpec):
 
     def driver(self) -> Driver:
         return ProcessDriver(self.argv)
+
+
+class ManualDriver(Driver):
+    """`randori mcp serve`: serves the case until `stop` is set; `answer` then gives the final answer."""
+
+    def __init__(self, port: int, announce: Callable[[str, AgentCase], None], stop: asyncio.Event,
+                 answer: Callable[[], Awaitable[str]]):
+        self.port, self.announce, self.stop, self.answer = port, announce, stop, answer
+
+    async def run(self, case: AgentCase) -> str:
+        async with serve(case, self.port) as url:
+            self.announce(url, case)
+            await self.stop.wait()
+        return await self.answer()
+
+
+class ManualAgent(ExternalSpec):
+    """The client of `randori mcp serve`; `manual` is set once the session's driver exists."""
+
+    name = "mcp:serve"
+
+    def __init__(self, version: str | None):
+        super().__init__(self.name, version, None)
+        self.manual: ManualDriver | None = None
+
+    def driver(self) -> Driver:
+        assert self.manual is not None, "no session to serve"
+        return self.manual

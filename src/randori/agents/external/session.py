@@ -53,11 +53,12 @@ class AgentCase:
     - `await call(name, arguments)`: run a tool in the case's environment; returns exactly the text a
       model reads (tool errors too, as `Error: ...`). `arguments` is a dict or a JSON object string."""
 
-    def __init__(self, prompt: str, instructions: str, tools: list[ToolSpec], invoke: Invoke, timeout: float):
+    def __init__(self, prompt: str, instructions: str, tools: list[ToolSpec], invoke: Invoke,
+                 timeout: float | None):
         self.prompt = prompt
         self.instructions = instructions
         self.tools = tools
-        self.timeout = timeout  # seconds the agent has for this case
+        self.timeout = timeout  # seconds the agent has for this case (None: no limit)
         self._invoke = invoke
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
@@ -78,11 +79,11 @@ class Driver(ABC):
 
 
 class ExternalSpec(AgentSpec, ABC):
-    """An agent randori does not drive. `limit`: seconds one case may take (wall clock)."""
+    """An agent randori does not drive. `limit`: seconds one case may take (wall clock; None: no limit)."""
 
     external = True
 
-    def __init__(self, name: str, version: str | None, limit: float):
+    def __init__(self, name: str, version: str | None, limit: float | None):
         self.name = name
         self.version = version
         self.limit = limit
@@ -114,7 +115,7 @@ class ExternalAgent(ToolAgent):
     agent starts (policy); the agent's own model is its business."""
 
     def __init__(self, driver: Driver, model: ChatModel | None, tools: list[Tool], system_prompt: str,
-                 defense: Defense, *, limit: float):
+                 defense: Defense, *, limit: float | None):
         super().__init__(model, tools, system_prompt, defense)  # type: ignore[arg-type]
         self.driver = driver
         self.limit = limit
