@@ -3,7 +3,8 @@ asks an OpenAI-compatible chat server (the fake one) what to do, runs the tool c
 MCP server named by RANDORI_MCP_URL (streamable HTTP, JSON-RPC), and prints the final answer.
 
 Environment: RANDORI_MCP_URL, RANDORI_PROMPT, RANDORI_INSTRUCTIONS (from randori) and
-MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1)."""
+MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1). With MCP_AGENT_TIMINGS set to a
+file, the round trip of each tool call is appended to it (seconds, one a line: benchmarks/)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import os
 import socket
 import sys
+import time
 from typing import Any
 
 
@@ -50,6 +52,7 @@ class Mcp:
         self.http = Http(url)
         self.http.headers = {"accept": "application/json, text/event-stream"}
         self.ids = 0
+        self.times: list[float] = []
         resp, init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                  "clientInfo": {"name": "randori-test-agent", "version": "1"}})
         self.instructions = init["result"].get("instructions", "")
@@ -71,7 +74,9 @@ class Mcp:
         return self.request("tools/list", {})[1]["result"]["tools"]
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
+        t0 = time.perf_counter()
         result = self.request("tools/call", {"name": name, "arguments": arguments})[1]["result"]
+        self.times.append(time.perf_counter() - t0)
         return "".join(c.get("text", "") for c in result["content"])
 
 
@@ -88,6 +93,9 @@ def main() -> None:
         message = reply["choices"][0]["message"]
         messages.append(message)
         if not message.get("tool_calls"):
+            if os.environ.get("MCP_AGENT_TIMINGS"):
+                with open(os.environ["MCP_AGENT_TIMINGS"], "a") as f:
+                    f.write("".join(f"{t}\n" for t in mcp.times))
             print(message.get("content") or "")
             return
         for call in message["tool_calls"]:
