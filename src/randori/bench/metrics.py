@@ -80,7 +80,7 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
             group = benign + capability + arows
             seen = [r for r in arows if r["injection_seen"]]
             out.append({
-                "model": model, **agent_fields(scope_rows), "defense": defense, "attack": attack, "suite": suite,
+                "model": model, "defense": defense, "attack": attack, "suite": suite,
                 "suite_versions": sorted({f"{r['suite']}@{r['suite_version']}" for r in group}),
                 "cases": len(group),
                 "errors": sum(1 for r in group if r["status"] != "ok"),
@@ -97,6 +97,7 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
                 "wall_time_s": round(sum(r["duration_s"] for r in group), 3),
                 "cost_usd": _cost(prices, group),
                 **_defense_cost(group),
+                **agent_fields(scope_rows),
             })
     return out
 
@@ -169,7 +170,7 @@ def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         under = _rate(group, "utility")
         loss = base.rate - under.rate if base.rate is not None and under.rate is not None else None
         out.append({
-            "model": model, **agent_fields(group), "defense": defense, "attack": attack, "suite": suite,
+            "model": model, "defense": defense, "attack": attack, "suite": suite,
             "suite_versions": sorted({f"{r['suite']}@{r['suite_version']}" for r in group}),
             "cases": len(group), "errors": sum(1 for r in group if r["status"] != "ok"),
             "benign_utility": base.as_dict(), "utility_under_attack": under.as_dict(),
@@ -178,7 +179,8 @@ def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "injection_seen": _rate(group, "injection_seen").as_dict(),
             "model_calls": sum(r["model_calls"] for r in group),
             "defense_calls": sum(r["defense_calls"] for r in group),
-            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group)})
+            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group),
+            **agent_fields(group)})
     return out
 
 

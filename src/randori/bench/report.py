@@ -175,12 +175,11 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     r["injection_task"])].append(r)
     out = []
     for (suite, version, model, defense, attack, ut, it), g in sorted(groups.items()):
-        out.append({"suite": suite, "suite_version": version, "model": model, **agent_fields(g), "defense": defense,
-                    "attack": attack,
+        out.append({"suite": suite, "suite_version": version, "model": model, "defense": defense, "attack": attack,
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
                     "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, "utility"),
-                    "injection_seen": _count(g, "injection_seen")})
+                    "injection_seen": _count(g, "injection_seen"), **agent_fields(g)})
     return out
 
 
@@ -323,9 +322,9 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in g})
         for b in budgets:
             wins = sum(1 for r in ok if r["attack_succeeded"] and r["attack_tries"] <= b)
-            out.append({"model": model, **agent_fields(g), "defense": defense, "attack": attack, "suite": suite,
+            out.append({"model": model, "defense": defense, "attack": attack, "suite": suite,
                         "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
-                        "attack_success": Rate(wins, len(ok)).as_dict()})
+                        "attack_success": Rate(wins, len(ok)).as_dict(), **agent_fields(g)})
     return out
 
 
