@@ -25,10 +25,11 @@ def pick_case(suite: TaskSuite[Any], user_task: str, injection_task: str | None,
               defense: str, model: ChatModel | None, agent: ManualAgent, done: set[str]) -> Case:
     if attack and not injection_task:
         raise UserError("--attack needs --injection-task (the attacker's goal); without both the case is benign")
-    attacked = injection_task is not None
-    sel = Selection(suites=[suite], model=model, attacks=[attack or "important_instructions"] if attacked else [],
-                    defenses=[defense], user_tasks=[user_task], injection_tasks=[injection_task] if attacked else [],
-                    benign=not attacked, injection_only=False, agent=agent)
+    injection_tasks = [injection_task] if injection_task else []
+    attacks = [attack or "important_instructions"] if injection_tasks else []
+    sel = Selection(suites=[suite], model=model, attacks=attacks, defenses=[defense], user_tasks=[user_task],
+                    injection_tasks=injection_tasks,
+                    benign=not injection_tasks, injection_only=False, agent=agent)
     [case] = plan(sel)
     repeat = 0
     while dataclasses.replace(case, repeat=repeat).key in done:
