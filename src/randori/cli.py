@@ -397,8 +397,6 @@ def view(
     case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only.
 
     The store is opened read-only."""
-    import socket
-
     from randori.bench.store import open_existing
 
     results_dir = _results_dir(results)
@@ -409,13 +407,19 @@ def view(
         from randori.viewer.app import create_app
     except ImportError as e:
         raise UserError(f"the viewer needs its extra: pip install 'randori[viewer]' ({e.name} is missing)") from None
+    _check_port(port)
+    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _check_port(port: int) -> None:
+    import socket
+
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
             raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
-    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
-    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -536,6 +540,8 @@ def mcp_serve(
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
+    if port:
+        _check_port(port)
     [s] = _load_suites([suite])
     chat_model = get_model(model) if model else None
     with Store(results_dir) as store:

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
-from randori.errors import AgentFailure, UserError
+from randori.errors import AgentFailure, UserError, scrub_secrets
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
@@ -178,7 +178,8 @@ def parse_command(command: str) -> list[str]:
 class McpAgent(ExternalSpec):
     def __init__(self, command: str, version: str | None, limit: float):
         self.argv = parse_command(command)
-        super().__init__("mcp:" + shlex.join(self.argv), version, limit)
+        # The name is stored and shown: a key written into the command line must not be.
+        super().__init__(scrub_secrets("mcp:" + shlex.join(self.argv)), version, limit)
 
     def driver(self) -> Driver:
         return ProcessDriver(self.argv)
