@@ -307,3 +307,14 @@ def test_agent_spec_mistakes_are_one_line(agent, message, tmp_path, capsys):
 def test_agent_version_without_an_external_agent_is_refused(tmp_path, capsys):
     assert run_cli(["run", *BANKING, "--agent-version", "3", "-r", str(tmp_path)]) == 2
     assert "--agent-version" in capsys.readouterr().err
+
+
+def test_a_key_on_an_mcp_command_line_is_not_stored(tmp_path):
+    key = "sk-test-5f0a9c3e7b21d4"
+    proc = randori("run", "--agent", f"mcp:sh -c 'echo fine' {key}", *BANKING, "--no-attack", "-r", str(tmp_path),
+                   env={"OPENAI_API_KEY": key})
+    assert proc.returncode == 0, proc.stderr
+    data = (tmp_path / "randori.sqlite").read_bytes()
+    assert key.encode() not in data and key[:10].encode() not in data
+    with Store(tmp_path) as store:
+        assert {r["agent"] for r in store.cases()} == {"mcp:sh -c 'echo fine' ***"}

@@ -82,12 +82,19 @@ def test_mcp_serve_scores_and_stores_the_case_when_the_session_ends(tmp_path, or
 
 
 def test_mcp_serve_mistakes_are_one_line(tmp_path):
-    for args, message in ((["-s", "banking", "-u", "user_task_99"], "no user task user_task_99"),
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    for args, message in ((["-s", "banking", "-u", "user_task_0", "-p", str(busy.getsockname()[1])], "in use"),
+                          (["-s", "banking", "-u", "user_task_99"], "no user task user_task_99"),
                           (["-s", "banking", "-u", "user_task_0", "-a", "direct"], "--attack needs --injection-task"),
                           (["-s", "banking", "-u", "user_task_0", "-d", "sandwich"], "cannot guard")):
         proc = randori("mcp", "serve", *args, "-r", str(tmp_path))
         assert proc.returncode == 2 and proc.stderr.startswith("randori: error: ") and message in proc.stderr
         assert proc.stderr.count("\n") == 1
+    busy.close()
 
 
 def test_minimal_openai_sdk_agent_example_runs_a_suite(tmp_path, oracle_server):
