@@ -318,3 +318,15 @@ def test_a_key_on_an_mcp_command_line_is_not_stored(tmp_path):
     assert key.encode() not in data and key[:10].encode() not in data
     with Store(tmp_path) as store:
         assert {r["agent"] for r in store.cases()} == {"mcp:sh -c 'echo fine' ***"}
+
+
+def test_a_store_from_before_pluggable_agents_reads_as_builtin_and_resumes(tmp_path):
+    args = ["run", "-m", "scripted/gullible", *BANKING, "-r", str(tmp_path)]
+    assert run_cli(args) == 0
+    con = sqlite3.connect(tmp_path / "randori.sqlite")
+    con.executescript("ALTER TABLE cases DROP COLUMN agent; ALTER TABLE cases DROP COLUMN agent_version;")
+    con.close()
+    with Store(tmp_path, readonly=True) as store:
+        assert {(c["agent"], c["agent_version"]) for c in store.cases()} == {("builtin", None)}
+    again = randori(*args[:-2], "-r", str(tmp_path))
+    assert again.returncode == 0 and "5 already in" in again.stderr and "0 to run" in again.stderr
