@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -46,11 +47,55 @@ with FakeOpenAIServer(Replay(gullible=True).policy, record=False) as server:
 """
 
 
+TOOL_TIME: list[float] = []  # randori's own time per tool call through MCP, in call order
+
+
 def run(cases: list[Any], suites: dict[str, Any], agent: Any, model: Any) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory() as d, Store(d) as store:
         run_id = store.start_run({})
         asyncio.run(run_cases(cases, suites, model, store, run_id, concurrency=1, agent=agent))
         return {r["key"]: r for r in store.cases()}
+
+
+BACK_TO_BACK = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import mcp_agent
+mcp = mcp_agent.Mcp(sys.argv[2])
+name, args = json.loads(sys.argv[3])
+for _ in range(int(sys.argv[4])):
+    mcp.call(name, args)
+print(json.dumps(mcp.times))
+"""
+
+
+async def back_to_back(suite: Any, calls: int) -> tuple[list[float], list[float]]:
+    """One case served; one process makes `calls` identical read-only tool calls in a row (no model in
+    between): the transport alone, without waking a model server between calls."""
+    from randori.agents.defenses import Defense
+    from randori.agents.external.mcp import serve
+    from randori.agents.external.session import AgentCase, ToolSpec
+    from randori.agents.messages import Trace
+
+    task = next(iter(suite.user_tasks.values()))
+    env = suite.load_env()
+    first = task.ground_truth(env)[0]
+    agent = ExternalAgent(None, None, suite.tools, suite.system_prompt, Defense(), limit=None)  # type: ignore[arg-type]
+    trace = Trace()
+    tool_map = {t.name: t for t in suite.tools}
+
+    async def invoke(name: str, arguments: Any) -> tuple[str, bool]:
+        return await agent.invoke(env, trace, tool_map, None, name, arguments)
+
+    case = AgentCase(task.prompt, suite.system_prompt, [ToolSpec(t.name, t.description, t.parameters)
+                                                        for t in suite.tools], invoke, None)
+    start = len(TOOL_TIME)
+    async with serve(case) as url:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-S", "-c", BACK_TO_BACK, str(REPO / "tests" / "fakes"), url,
+            json.dumps([first.function, first.args]), str(calls), stdout=asyncio.subprocess.PIPE)
+        out, _ = await proc.communicate()
+    return json.loads(out), TOOL_TIME[start:]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -62,10 +107,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", action="append", default=[], help="Suite (repeatable). Default: banking.")
     ap.add_argument("--limit", type=int, default=0, help="Only the first N attacked cases.")
+    ap.add_argument("--calls", type=int, default=300, help="Back-to-back calls in the transport-only test.")
     args = ap.parse_args()
     suites = {n: get_suite(n) for n in (args.suite or ["banking"])}
 
-    tool_time: list[float] = []  # randori's own time per tool call, MCP run, in call order
     invoke = ExternalAgent.invoke
 
     async def timed_invoke(self: ExternalAgent, *a: Any, **kw: Any) -> Any:
@@ -73,7 +118,7 @@ def main() -> None:
         try:
             return await invoke(self, *a, **kw)
         finally:
-            tool_time.append(time.perf_counter() - t0)
+            TOOL_TIME.append(time.perf_counter() - t0)
 
     ExternalAgent.invoke = timed_invoke  # type: ignore[method-assign]
 
@@ -98,6 +143,8 @@ def main() -> None:
         t2 = time.perf_counter()
         round_trips = [float(x) for x in timings.read_text().split()] if timings.exists() else []
         fake.stdin.close()
+    tool_time = list(TOOL_TIME)
+    rt2, tt2 = asyncio.run(back_to_back(next(iter(suites.values())), args.calls))
 
     print(f"suites: {', '.join(f'{s.name}@{s.version}' for s in suites.values())}; "
           f"{len(cases)} attacked cases, one at a time")
@@ -111,6 +158,9 @@ def main() -> None:
               f"p95 {pct(overhead, 0.95):.2f} ms (target: median <= 5 ms)")
         print(f"  randori's own tool path: median {1000 * statistics.median(tool_time):.2f} ms; "
               f"round trip: median {1000 * statistics.median(round_trips):.2f} ms")
+    b2b = [1000 * (rt - tt) for rt, tt in zip(rt2, tt2, strict=False)]
+    print(f"  the same, {len(b2b)} calls back to back (no model between calls): median "
+          f"{statistics.median(b2b):.2f} ms, p95 {pct(b2b, 0.95):.2f} ms")
     print(f"\n{'attacked case':44} {'calls':>5} {'in-process':>11} {'MCP':>9} {'same':>5}")
     rows = []
     for a, b in zip(cases, mcp_cases, strict=True):
