@@ -330,3 +330,21 @@ def test_a_store_from_before_pluggable_agents_reads_as_builtin_and_resumes(tmp_p
         assert {(c["agent"], c["agent_version"]) for c in store.cases()} == {("builtin", None)}
     again = randori(*args[:-2], "-r", str(tmp_path))
     assert again.returncode == 0 and "5 already in" in again.stderr and "0 to run" in again.stderr
+
+
+def test_an_agent_installed_as_an_entry_point_runs_by_its_name(tmp_path):
+    site = tmp_path / "site"
+    (site / "randori_demo_agent-0.1.dist-info").mkdir(parents=True)
+    (site / "randori_demo_agent.py").write_text(
+        "from tests.fakes.replay import oracle_agent\n\nasync def run(case):\n    return await oracle_agent(case)\n")
+    (site / "randori_demo_agent-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: randori-demo-agent\nVersion: 0.1\n")
+    (site / "randori_demo_agent-0.1.dist-info" / "entry_points.txt").write_text(
+        "[randori.agents]\ndemo = randori_demo_agent:run\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    proc = randori("run", "--agent", "demo", *BANKING, "--no-attack", "-r", str(tmp_path / "r"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    with Store(tmp_path / "r") as store:
+        assert {(r["agent"], r["status"], r["utility"]) for r in store.cases()} == {("demo", "ok", 1)}
+    unknown = randori("run", "--agent", "demo", *BANKING, "-r", str(tmp_path / "r"))
+    assert unknown.returncode == 2 and "unknown agent 'demo'" in unknown.stderr
