@@ -143,6 +143,14 @@ def run(
         "--provider-concurrency. --no-adaptive keeps that number fixed."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
+    agent: str = typer.Option(
+        "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
+        "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
+        "case's tools over MCP). See README, 'Your own agent'."),
+    agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
+                                             "and report row."),
+    agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
+                                        callback=_number_in("--agent-timeout", 0.001, MAX_TIMEOUT, " of seconds")),
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
@@ -151,12 +159,14 @@ def run(
     Two runs on one results directory share the work: a case another live run has claimed is left to it."""
     from rich.console import Console
 
+    from randori.agents.external import get_agent
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
     from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
+    agent_spec = get_agent(agent, agent_version, agent_timeout)
     for url in base_url:
         _check_base_url("--base-url", url)
     _check_base_url("--attacker-base-url", attacker_base_url)
@@ -165,7 +175,9 @@ def run(
     _use_prices(prices)
     console = Console(stderr=True)
     model_name = model or os.environ.get("RANDORI_MODEL")
-    if not model_name:
+    if agent_spec.external:
+        model_name = _defense_model(model, model_name, defense, agent_spec.name)
+    elif not model_name:
         model_name = DEFAULT_MODEL
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
@@ -173,7 +185,7 @@ def run(
     # not depend on which server answered and a run with more servers resumes one with fewer.
     options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
     chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
-                           concurrency=provider_concurrency, adaptive=adaptive, **options)
+                           concurrency=provider_concurrency, adaptive=adaptive, **options) if model_name else None
     suites = _load_suites(suite)
     sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
                     user_tasks=user_task, injection_tasks=injection_task, benign=benign,
@@ -181,7 +193,8 @@ def run(
                                                       "trace": attacker_sees_trace},
                     # The default attacker is the agent's own model, so it is served where the agent is.
                     attacker_base_url=attacker_base_url or (base_url[0] if base_url and attacker_model is None
-                                                            else None))
+                                                            else None),
+                    agent=agent_spec)
     cases = plan(sel)
     with Store(results_dir) as store:
         done = store.done_keys()
@@ -189,13 +202,14 @@ def run(
         console.print(f"{len(cases)} cases planned, {len(cases) - len(todo)} already in {store.path}, "
                       f"{len(todo)} to run.", highlight=False, soft_wrap=True)
         config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": model_name,
+                  **({"agent": agent_spec.name, "agent_version": agent_spec.version} if agent_spec.external else {}),
                   "settings": settings.key_fields(), "attacks": list(sel.attacks),
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv()}
         run_id = store.start_run(config)
         status = "interrupted"
         try:
             tally = _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                                       concurrency, max_steps, sel.attacker_base_url)
+                                       concurrency, max_steps, sel.attacker_base_url, agent_spec)
             status = "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
@@ -216,6 +230,19 @@ def run(
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
                    f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
         raise typer.Exit(1)
+
+
+def _defense_model(given: str | None, model_name: str | None, defenses: list[str], agent: str) -> str | None:
+    """With an external agent, --model serves only defenses that ask a model before the agent starts
+    (policy); it is loaded only for them."""
+    from randori.agents.defenses import get_defense
+    from randori.agents.external import asks_model
+
+    if any(asks_model(get_defense(d)) for d in defenses):
+        return model_name
+    if given:
+        warn(f"--model {given} is not used: the agent under test is {agent}, and no defense of this run asks a model")
+    return None
 
 
 def _use_prices(path: Path | None) -> None:
@@ -261,11 +288,13 @@ _URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
 
 
 def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> dict[str, Any]:
+                       concurrency: int, max_steps: int, attacker_base_url: str | None = None,
+                       agent: Any = None) -> dict[str, Any]:
     """Run `todo` with a progress bar; returns what this process did: cases run, errors (by
     category, and the first message) and cases left to another run that had claimed them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from randori.agents.agent import BUILTIN
     from randori.bench.runner import run_cases
 
     with Progress(TextColumn("[bold]running"), BarColumn(), MofNCompleteColumn(),
@@ -296,9 +325,11 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
         async def go() -> None:
             try:
                 await run_cases(todo, suites, model, store, run_id, concurrency=concurrency,
-                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url,
+                                agent=agent or BUILTIN)
             finally:
-                await model.aclose()
+                if model is not None:
+                    await model.aclose()
 
         import asyncio  # lazy: keeps `randori --help` fast
 
@@ -379,8 +410,6 @@ def view(
     case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only.
 
     The store is opened read-only."""
-    import socket
-
     from randori.bench.store import open_existing
 
     results_dir = _results_dir(results)
@@ -391,13 +420,19 @@ def view(
         from randori.viewer.app import create_app
     except ImportError as e:
         raise UserError(f"the viewer needs its extra: pip install 'randori[viewer]' ({e.name} is missing)") from None
+    _check_port(port)
+    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _check_port(port: int) -> None:
+    import socket
+
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
             raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
-    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
-    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -534,6 +569,55 @@ def _mount_code_track() -> None:
 
 
 _mount_code_track()
+
+mcp_app = typer.Typer(help="Serve a case's tools over MCP to a client you start yourself.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite of the case."),
+    user_task: str = typer.Option(..., "--user-task", "-u", help="The user task."),
+    injection_task: str | None = typer.Option(None, "--injection-task", "-i",
+                                              help="The attacker's goal (an attacked case; without it: benign)."),
+    attack: str | None = typer.Option(None, "--attack", "-a", help="Attack writing the injection. Default: "
+                                      "important_instructions."),
+    defense: str = typer.Option("none", "--defense", "-d", help="A defense at the tool boundary (see "
+                                "`randori defenses list`)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model a defense asks before the agent starts "
+                                     "(policy)."),
+    port: int = typer.Option(0, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
+    agent_version: str | None = typer.Option(None, help="Names the client you connect (e.g. claude-desktop-1.2): "
+                                             "part of the case key and report rows."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+) -> None:
+    """Serve one case over MCP (streamable HTTP on 127.0.0.1) to any client, started by hand. Prints
+    the URL, the instructions and the user's request; Ctrl-C or SIGTERM ends the case. The agent's
+    final answer is then read from stdin (paste it, or pipe it in), and the case is scored, printed
+    and stored like any other (each session is a new repeat)."""
+    import asyncio
+
+    from randori.agents.external.mcp import ManualAgent
+    from randori.agents.models import get_model
+    from randori.bench.manual import pick_case, serve_case, verdict
+    from randori.bench.store import Store
+
+    results_dir = _results_dir(results)
+    if port:
+        _check_port(port)
+    [s] = _load_suites([suite])
+    chat_model = get_model(model) if model else None
+    with Store(results_dir) as store:
+        agent = ManualAgent(agent_version)
+        case = pick_case(s, user_task, injection_task, attack, defense, chat_model, agent, store.done_keys())
+
+        def say(text: str) -> None:
+            typer.echo(text)
+
+        result = asyncio.run(serve_case(s, case, store, agent, port=port, model=chat_model, say=say))
+        calls = sum(len(m.get("tool_calls") or []) for m in result.messages or [] if m.get("role") == "assistant")
+        typer.echo("\n".join(verdict(case, result, calls)))
+        typer.echo(f"Stored in {store.path}.")
 
 
 @attacks_app.command("list")

@@ -21,7 +21,9 @@ class StoreError(UserError):
 
 
 ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "server", "context_length", "bad_request",
-                    "bad_response", "auth", "not_found", "internal", "other")
+                    "bad_response", "auth", "not_found", "internal", "other",
+                    # an external agent (a Python callable or an MCP client process) that failed or ran out of time
+                    "agent_crash", "agent_timeout")
 
 # Environment variables whose values are secrets: never let them into a message we store or print.
 _SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY",
@@ -123,6 +125,11 @@ class FatalModelError(ModelError):
     """A failure every further case would meet too (bad credentials, an unknown model or endpoint,
     a server nobody answers at): the run stops at once instead of filling the store with identical
     error cases."""
+
+
+class AgentFailure(ModelError):
+    """An external agent that crashed or ran past its time limit (`agent_crash`, `agent_timeout`).
+    Like a provider failure it is recorded per case, never scored, and retried by the next run."""
 
 
 class AuthError(FatalModelError):

@@ -110,6 +110,7 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
                 "cost_usd": _cost(prices, group),
                 "price_source": prices.source(model),
                 **_defense_cost(group),
+                **agent_fields(scope_rows),
             })
     return out
 
@@ -120,6 +121,13 @@ def _cache_tokens(rows: list[dict[str, Any]]) -> dict[str, int]:
                                        for r in rows),
             "cache_write_tokens": sum((r.get("cache_write_tokens") or 0) + (r.get("defense_cache_write_tokens") or 0)
                                       for r in rows)}
+
+
+def agent_fields(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agent under test of rows grouped by model: for an external agent `model` is its label, so
+    one group holds one agent."""
+    first = rows[0] if rows else {}
+    return {"agent": first.get("agent") or "builtin", "agent_version": first.get("agent_version")}
 
 
 def _defense_cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -194,7 +202,8 @@ def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "injection_seen": rate_of(group, "injection_seen").as_dict(),
             "model_calls": sum(r["model_calls"] for r in group),
             "defense_calls": sum(r["defense_calls"] for r in group),
-            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group)})
+            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group),
+            **agent_fields(group)})
     return out
 
 

@@ -188,6 +188,8 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the data of the heat maps. Repeats are pooled; errors are counted apart."""
     from collections import defaultdict
 
+    from randori.bench.metrics import agent_fields
+
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         if r["kind"] == "attacked":
@@ -199,7 +201,7 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
                     "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, utility_kept),
-                    "injection_seen": _count(g, "injection_seen")})
+                    "injection_seen": _count(g, "injection_seen"), **agent_fields(g)})
     return out
 
 
@@ -324,7 +326,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from collections import defaultdict
 
     from randori.attacks.adaptive import BUDGETS
-    from randori.bench.metrics import POOLED, Rate
+    from randori.bench.metrics import POOLED, Rate, agent_fields
 
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -346,7 +348,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             wins = sum(1 for r in ok if r["attack_succeeded"] and r["attack_tries"] <= b)
             out.append({"model": model, "defense": defense, "attack": attack, "suite": suite,
                         "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
-                        "attack_success": Rate(wins, len(ok)).as_dict()})
+                        "attack_success": Rate(wins, len(ok)).as_dict(), **agent_fields(g)})
     return out
 
 
