@@ -124,7 +124,10 @@ def run(
         [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
         f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
         rich_help_panel=MODEL),
-    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server.", rich_help_panel=MODEL),
+    base_url: list[str] = typer.Option(
+        [], "--base-url", help="Endpoint of an OpenAI-compatible server. Repeatable: the same model served at "
+        "several addresses; each request goes to the least loaded, a failing one is left out for a while.",
+        rich_help_panel=MODEL),
     attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
                                      help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
                                      "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
@@ -184,11 +187,24 @@ def run(
         4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
         "dropped connection (exponential backoff with jitter; Retry-After is obeyed).", rich_help_panel=MODEL),
     provider_concurrency: int | None = typer.Option(
-        None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
+        None, min=1, help="Most requests in flight at once per server. Default: the provider's own "
         "(see `randori models`).", rich_help_panel=MODEL),
+    adaptive: bool = typer.Option(
+        True, "--adaptive/--no-adaptive", help="Adapt the requests in flight to rate limits and overload "
+        "(halve on HTTP 429/529, grow back on success; pace by rate-limit headers), up to "
+        "--provider-concurrency. --no-adaptive keeps that number fixed.", rich_help_panel=MODEL),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs).",
                                        rich_help_panel=OUTPUT),
+    agent: str = typer.Option(
+        "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
+        "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
+        "case's tools over MCP). See README, 'Your own agent'.", rich_help_panel=WHAT),
+    agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
+                                             "and report row.", rich_help_panel=WHAT),
+    agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
+                                        callback=_number_in("--agent-timeout", 0.001, MAX_TIMEOUT, " of seconds"),
+                                        rich_help_panel=LIMITS),
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP, rich_help_panel=OUTPUT),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
@@ -199,38 +215,49 @@ def run(
     from rich.console import Console
 
     from randori import cli_plan
+    from randori.agents.external import get_agent
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
     from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
-    _check_base_url("--base-url", base_url)
+    agent_spec = get_agent(agent, agent_version, agent_timeout)
+    for url in base_url:
+        _check_base_url("--base-url", url)
     _check_base_url("--attacker-base-url", attacker_base_url)
     settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
                              reasoning_effort=reasoning_effort)
     _use_prices(prices)
     console = Console(stderr=True)
     model_names = list(dict.fromkeys(model)) or [os.environ.get("RANDORI_MODEL") or ""]
-    if not model_names[0]:
+    if agent_spec.external:
+        if len(model_names) > 1:
+            raise UserError(f"--agent {agent_spec.name} is the agent under test: give at most one --model (it "
+                            "serves the defenses that ask a model)")
+        model_names = [_defense_model(model[0] if model else None, model_names[0] or None, defense,
+                                      agent_spec.name) or ""]
+    elif not model_names[0]:
         model_names = [DEFAULT_MODEL]
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
     if max_cost is not None:
-        cli_plan.check_prices(model_names, "--max-cost")
-    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries,
-                             concurrency=provider_concurrency, **options) for name in model_names]
+        cli_plan.check_prices([m for m in model_names if m], "--max-cost")
+    # Several servers of one model: the case key names the model, never a server, so results do
+    # not depend on which server answered and a run with more servers resumes one with fewer.
+    options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
+    chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
+                             adaptive=adaptive, **options) if name else None for name in model_names]
     suites = _load_suites(suite)
     # The default attacker is the agent's own model, so it is served where the agent is.
-    attacker_url = attacker_base_url or (base_url if attacker_model is None else None)
+    attacker_url = attacker_base_url or (base_url[0] if base_url and attacker_model is None else None)
     batches = []
     for chat_model in chat_models:
         sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
                         user_tasks=user_task, injection_tasks=injection_task, benign=benign,
                         repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
                                                           "trace": attacker_sees_trace},
-                        attacker_base_url=attacker_url)
+                        attacker_base_url=attacker_url, agent=agent_spec)
         batches.append(cli_plan.Batch(chat_model, cli_plan.subset(plan(sel), fraction=sample, seed=sample_seed)))
     cases = [c for b in batches for c in b.cases]
     by_name = {s.name: s for s in suites}
@@ -245,8 +272,11 @@ def run(
                       + (f" or left for later (--limit {limit})" if limit is not None else "")
                       + f", {len(todo)} to run.", highlight=False, soft_wrap=True)
         cap = cli_plan.spend_cap(max_cost, cli_plan.estimator(store, by_name, chat_models), todo)
-        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(model_names),
-                  "models": model_names, "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
+        names = [m for m in model_names if m]
+        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(names) or None,
+                  "models": names,
+                  **({"agent": agent_spec.name, "agent_version": agent_spec.version} if agent_spec.external else {}),
+                  "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
                   **_subset_config(sample, sample_seed, limit, max_cost)}
         run_id = store.start_run(config)
@@ -256,7 +286,7 @@ def run(
             b.cases = [c for c in b.cases if c.key in keep]
         try:
             tally = _run_with_progress(batches, by_name, store, run_id,
-                                       concurrency, max_steps, attacker_url, cap)
+                                       concurrency, max_steps, attacker_url, cap, agent_spec)
             status = "cost_cap" if cap is not None and cap.stopped else "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
@@ -313,9 +343,23 @@ def _dry_run(console: Any, results_dir: Path, batches: list[Any], suites: dict[s
 
     async def close() -> None:
         for b in batches:
-            await b.model.aclose()
+            if b.model is not None:
+                await b.model.aclose()
 
     asyncio.run(close())
+
+
+def _defense_model(given: str | None, model_name: str | None, defenses: list[str], agent: str) -> str | None:
+    """With an external agent, --model serves only defenses that ask a model before the agent starts
+    (policy); it is loaded only for them."""
+    from randori.agents.defenses import get_defense
+    from randori.agents.external import asks_model
+
+    if any(asks_model(get_defense(d)) for d in defenses):
+        return model_name
+    if given:
+        warn(f"--model {given} is not used: the agent under test is {agent}, and no defense of this run asks a model")
+    return None
 
 
 def _use_prices(path: Path | None) -> None:
@@ -361,12 +405,14 @@ _URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
 
 
 def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, run_id: int, concurrency: int,
-                       max_steps: int, attacker_base_url: str | None = None, cap: Any = None) -> dict[str, Any]:
+                       max_steps: int, attacker_base_url: str | None = None, cap: Any = None,
+                       agent: Any = None) -> dict[str, Any]:
     """Run each model's cases (one model after another) under one progress bar; returns what this
     process did: cases run, errors (by category, and the first message) and cases left to another
     run that had claimed them. `cap` (a SpendCap) admits each case before it starts."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from randori.agents.agent import BUILTIN
     from randori.bench.runner import run_cases
     from randori.cli_plan import Meter
 
@@ -394,19 +440,26 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
             counts["errors"] += res.status != "ok"
             counts["attacks"] += bool(res.attack_succeeded)
             meter.add(res)
-            progress.update(bar, advance=1, status=f"{counts['attacks']} attacks succeeded, {counts['errors']} "
-                                                   f"errors, {meter.text()}")
+            status = f"{counts['attacks']} attacks succeeded, {counts['errors']} errors, {meter.text()}"
+            load = getattr(current["model"], "status", None)  # issue 17: the requests in flight and rate limits
+            if callable(load) and load():
+                status += f"\n{load()}"
+            progress.update(bar, advance=1, status=status)
+
+        current: dict[str, Any] = {"model": None}
 
         async def go() -> None:
             for b in batches:
+                current["model"] = b.model
                 try:
                     if b.cases and (cap is None or not cap.stopped):
                         await run_cases(b.cases, suites, b.model, store, run_id, concurrency=concurrency,
                                         max_steps=max_steps, on_result=on_result,
-                                        attacker_base_url=attacker_base_url,
+                                        attacker_base_url=attacker_base_url, agent=agent or BUILTIN,
                                         admit=cap.admit if cap is not None else None)
                 finally:
-                    await b.model.aclose()
+                    if b.model is not None:
+                        await b.model.aclose()
 
         import asyncio  # lazy: keeps `randori --help` fast
 
@@ -490,8 +543,6 @@ def view(
     case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only.
 
     The store is opened read-only."""
-    import socket
-
     from randori.bench.store import open_existing
 
     results_dir = _results_dir(results)
@@ -502,13 +553,19 @@ def view(
         from randori.viewer.app import create_app
     except ImportError as e:
         raise UserError(f"the viewer needs its extra: pip install 'randori[viewer]' ({e.name} is missing)") from None
+    _check_port(port)
+    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _check_port(port: int) -> None:
+    import socket
+
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
             raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
-    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
-    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -654,6 +711,55 @@ def _mount_code_track() -> None:
 
 _mount_code_track()
 
+mcp_app = typer.Typer(help="Serve a case's tools over MCP to a client you start yourself.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite of the case."),
+    user_task: str = typer.Option(..., "--user-task", "-u", help="The user task."),
+    injection_task: str | None = typer.Option(None, "--injection-task", "-i",
+                                              help="The attacker's goal (an attacked case; without it: benign)."),
+    attack: str | None = typer.Option(None, "--attack", "-a", help="Attack writing the injection. Default: "
+                                      "important_instructions."),
+    defense: str = typer.Option("none", "--defense", "-d", help="A defense at the tool boundary (see "
+                                "`randori defenses list`)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model a defense asks before the agent starts "
+                                     "(policy)."),
+    port: int = typer.Option(0, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
+    agent_version: str | None = typer.Option(None, help="Names the client you connect (e.g. claude-desktop-1.2): "
+                                             "part of the case key and report rows."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+) -> None:
+    """Serve one case over MCP (streamable HTTP on 127.0.0.1) to any client, started by hand. Prints
+    the URL, the instructions and the user's request; Ctrl-C or SIGTERM ends the case. The agent's
+    final answer is then read from stdin (paste it, or pipe it in), and the case is scored, printed
+    and stored like any other (each session is a new repeat)."""
+    import asyncio
+
+    from randori.agents.external.mcp import ManualAgent
+    from randori.agents.models import get_model
+    from randori.bench.manual import pick_case, serve_case, verdict
+    from randori.bench.store import Store
+
+    results_dir = _results_dir(results)
+    if port:
+        _check_port(port)
+    [s] = _load_suites([suite])
+    chat_model = get_model(model) if model else None
+    with Store(results_dir) as store:
+        agent = ManualAgent(agent_version)
+        case = pick_case(s, user_task, injection_task, attack, defense, chat_model, agent, store.done_keys())
+
+        def say(text: str) -> None:
+            typer.echo(text)
+
+        result = asyncio.run(serve_case(s, case, store, agent, port=port, model=chat_model, say=say))
+        calls = sum(len(m.get("tool_calls") or []) for m in result.messages or [] if m.get("role") == "assistant")
+        typer.echo("\n".join(verdict(case, result, calls)))
+        typer.echo(f"Stored in {store.path}.")
+
 
 def _mount_compare() -> None:
     from randori.cli_compare import compare
@@ -706,10 +812,19 @@ def _listing(entries: list[tuple[str, str]]) -> None:
             typer.echo(wrap(text, width, " " * name_w, " " * name_w))
 
 
-@app.command(short_help="Model providers: installed or not, environment, concurrency.")
-def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+models_app = typer.Typer(help="Model providers: list them (no subcommand), or check one.",
+                         invoke_without_command=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(ctx: typer.Context, fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Model providers: whether each is installed, how to install it, which environment variables
-    it reads (shown as set or unset, never their values) and its default request concurrency."""
+    it reads (shown as set or unset, never their values) and its default request concurrency.
+
+    `randori models check MODEL` tries one model."""
+    if ctx.invoked_subcommand is not None:
+        return
     from randori.agents.models import provider_status
 
     _choice(fmt, ("table", "json"))
@@ -733,6 +848,53 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     if not console.is_terminal:
         console = Console(width=200)
     console.print(t)
+
+
+@models_app.command("check")
+def models_check(
+    model: str = typer.Argument(..., help="provider/model, e.g. openai/gpt-4o-mini."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of an OpenAI-compatible server."),
+    timeout: float = typer.Option(10.0, help="Seconds each request may take.",
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Check a model in seconds: one tiny request and one tool-calling request, no retries. Prints
+    each one's latency, whether the tool call came back well-formed, the rate-limit headers seen,
+    and a one-line diagnosis of any failure (bad key, unknown model, unreachable URL, TLS, proxy,
+    timeout). Exits 1 when a request failed."""
+    import asyncio
+
+    from randori.agents.models import get_model
+    from randori.agents.models.check import check_model
+
+    _choice(fmt, ("table", "json"))
+    _check_base_url("--base-url", base_url)
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    chat = get_model(model, timeout=timeout, max_retries=0, **options)
+    inner = getattr(chat, "inner", chat)  # the provider itself: no retries or nudges in between
+
+    async def go() -> Any:
+        try:
+            return await check_model(inner, timeout)
+        finally:
+            await chat.aclose()
+
+    result = asyncio.run(go())
+    if fmt == "json":
+        _echo_json(result.as_dict())
+    else:
+        typer.echo(f"{result.model} at {result.where}")
+        import textwrap
+
+        for step in result.steps:
+            state = "ok" if step.ok else f"FAILED ({step.failure})"
+            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms")
+            typer.echo(textwrap.fill(scrub_secrets(step.detail), 80, initial_indent=" " * 16,
+                                     subsequent_indent=" " * 16))
+        for i, line in enumerate(result.rate_limits or ["no rate-limit headers in the replies"]):
+            typer.echo(f"  {'rate limits' if i == 0 else '':13} {line}")
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,7 +16,7 @@ from randori.errors import UserError
 class Batch:
     """The cases of one model (a run runs its models one after another, in one progress bar)."""
 
-    model: Any  # ChatModel
+    model: Any  # ChatModel, or None for an external agent that needs none
     cases: list[Any] = field(default_factory=list)
 
 
@@ -47,7 +47,7 @@ def estimator(store: Any, suites: dict[str, Any], models: Sequence[Any]) -> Any:
     from randori.bench.spend import Estimator
 
     return Estimator(store.conn if store is not None else None, suites,
-                     {m.name: bool(getattr(m, "remote", True)) for m in models})
+                     {m.name: bool(getattr(m, "remote", True)) for m in models if m is not None})
 
 
 def print_dry_run(console: Any, planned: int, done: int, todo: list[Any], est: Any, subset_note: str) -> None:

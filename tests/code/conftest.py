@@ -18,7 +18,7 @@ def builtin() -> Dataset:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Sandbox:
-    return Sandbox(Limits(wall_s=5, cpu_s=5))
+    return Sandbox(Limits(wall_s=10, cpu_s=10))
 
 
 @pytest.fixture(scope="session")

@@ -28,12 +28,46 @@ def test_resumed_run_does_nothing_twice(tmp_path: Path):
 
 
 def test_codeseceval_run_reports_combined_tests(tmp_path: Path, mini_split: Path):
-    [s] = run_json(tmp_path, "--dataset", str(mini_split), "--model", "scripted/insecure-then-secure",
-                   "--rounds", "1", "--prompt", "aware")
-    assert not s["split_tests"] and s["dataset"] == "MiniSplit"
+    args = ["run", "--results", str(tmp_path), "--format", "json", "--dataset", str(mini_split), "--model",
+            "scripted/insecure-then-secure", "--rounds", "1", "--prompt", "aware"]
+    res = invoke(*args)
+    assert res.exit_code == 0, res.output
+    # The item whose references do not separate here is left out, and the run says so.
+    assert "1 of 3 item(s) left out" in res.stderr and "data set bug: 1" in res.stderr
+    [s] = json.loads(res.stdout)
+    assert not s["split_tests"] and s["dataset"] == "MiniSplit" and s["tasks"] == 2
     assert rates(s, "functional") == [None, None]  # one mixed check: no invented split
-    assert rates(s, "tests_pass") == [1 / 3, 1.0]
+    assert rates(s, "tests_pass") == [0.0, 1.0]
     assert s["per_cwe"]["CWE-22"]["func_sec_final"]["rate"] == 1.0
+    assert s["left_out"] == {"left_out": 1, "checked": 3, "by_reason": {"data set bug": 1}}
+    assert s["samples_judged_in_shared_namespace"] == 0
+    # A failed combined check is not counted as insecure: no agreement figure is invented.
+    assert s["bandit_agreement_round0"]["n"] == 0
+    assert s["bandit_vs_combined_check_round0"]["failed_check"] == 2
+    table = invoke("report", "--results", str(tmp_path))
+    assert "1 of 3 item(s) of this data set left out" in table.stdout
+    again = invoke(*args)  # the reference check is cached for this data set version and environment
+    assert again.exit_code == 0 and "2 already done" in again.stderr and "left out" in again.stderr
+
+
+def test_report_summary_gives_the_six_figures(tmp_path: Path):
+    run_json(tmp_path, "--model", "scripted/insecure-then-secure", "--rounds", "1",
+             tasks=["sqli-find-user", "xss-comment", "cmd-count-lines"])
+    res = invoke("report", "--results", str(tmp_path), "--summary", "--format", "json")
+    assert res.exit_code == 0, res.output
+    [seed] = json.loads(res.stdout)
+    r = seed["rates"]
+    assert seed["samples"] == 3
+    flagged = r["initially_bandit_unsafe"]["successes"]
+    assert flagged >= 1  # the insecure SQL and shell references are flagged
+    # Conditional rates are taken over the flagged and the repaired samples, not over all.
+    assert r["repair_attempted_among_flagged"]["n"] == flagged
+    assert r["bandit_clean_after_repair"]["n"] == r["repair_attempted_among_flagged"]["successes"]
+    assert r["tests_pass_after_repair"]["n"] == r["bandit_clean_after_repair"]["n"]
+    assert r["initially_passing_tests"] == {**r["initially_passing_tests"], "successes": 0, "n": 3}
+    assert set(seed["definitions"]) >= set(r)
+    table = invoke("report", "--results", str(tmp_path), "--summary")
+    assert "Repair attempted (of flagged)" in table.stdout and "Definitions:" in table.stdout
 
 
 def test_user_errors_are_one_line_with_exit_2(tmp_path: Path):

@@ -71,7 +71,11 @@ def test_codeseceval_loader_folder(mini_split: Path):
     assert item.cwe == "CWE-22" and item.entry_point == "read_public"
     # IDs with "/" find their fixture folder with "_" instead
     assert item.fixture_dir == mini_split / "Test" / "CWE-22_01"
-    assert item.links == {"Test/CWE-22_01": ".."}
+    # Its tests name Test/CWE-22_01/...: the fixtures go there and the cwd is a split-like folder
+    # with a link to each top-level fixture entry (so the fixture folder's own listing is clean).
+    assert item.fixture_subdir == "Test/CWE-22_01" and item.cwd_rel == ""
+    assert item.links == {name: f"Test/CWE-22_01/{name}" for name in ("public", "scratch.txt", "secret.txt")}
+    assert t["CWE-78_02"].fixture_subdir == "" and t["CWE-78_02"].links == {}
     assert item.combined_tests.startswith("def check") and not item.has_split_tests
     assert item.test_groups() == [("combined", item.combined_tests, ["check"])]
     assert "refuse names escaping" in item.security_note  # the annotation gives the aware prompt

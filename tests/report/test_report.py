@@ -68,7 +68,7 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
     assert {(m, a) for m in ("scripted/gullible", "scripted/oracle") for a in ("important_instructions", "direct")} \
         <= set(by)
     gull = by[("scripted/gullible", "important_instructions")]
-    assert gull["suite (version)"] == "banking@1.0.0"
+    assert gull["suite (version)"] == "banking@1.1.0"
     assert gull["cases"] == "35"  # 2 benign + 11 injection tasks alone + 2 x 11 attacked
     assert gull["attack success"].startswith("100.0%") and "22/22" in gull["attack success"]
     assert gull["benign utility"].startswith("100.0%") and "2/2" in gull["benign utility"]
@@ -79,8 +79,8 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
 
     # Figures are embedded images that decode, one per kind of data present.
     uris = dict(re.findall(r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="(data:[^"]+)"', html))
-    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-0-0"} <= set(uris)
-    png = base64.b64decode(uris["heatmap-banking-1-0-0"].split(",", 1)[1])
+    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-1-0"} <= set(uris)
+    png = base64.b64decode(uris["heatmap-banking-1-1-0"].split(",", 1)[1])
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     svg = base64.b64decode(uris["utility-vs-attack"].split(",", 1)[1])
     assert b"<svg" in svg[:400]
@@ -260,7 +260,7 @@ def test_code_track_section_and_tables_come_from_the_code_store(tmp_path):
 def test_report_counts_a_case_with_both_goals_done_as_not_kept(tmp_path):
     store = write_store(tmp_path / "r", [synthetic("k1", utility=True, attack_succeeded=False),
                                          synthetic("k2", user_task="u2", utility=True, attack_succeeded=True)])
-    r = randori("report", "--results", str(store), "--format", "json")
+    r = randori("report", "--results", str(store), "--format", "json", "--all-versions")
     assert r.returncode == 0, r.stderr
     [row] = json.loads(r.stdout)["rows"]
     assert (row["utility_under_attack"]["successes"], row["utility_under_attack"]["n"]) == (1, 2)

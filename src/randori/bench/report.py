@@ -66,6 +66,7 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = F
         width = terminal_width()
         text = "\n\n".join(t for t in (compact.render(summary, width), compact.render_pivot(summary, width)) if t)
         console.print(text, markup=False, highlight=False, soft_wrap=True)
+    _print_price_sources(console, summary)
     _print_dos(console, rows)
     _print_budget(console, rows)
 
@@ -90,6 +91,27 @@ def _print_wide(console: Any, summary: list[dict[str, Any]]) -> None:
                   fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]),
                   fmt_cost(r["cost_usd"]), f"{fmt_agent_cost(r)}\n{fmt_defense_cost(r)}")
     console.print(t)
+
+
+def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
+    """Which source priced each model (an unknown price is said to be unknown), and cache use."""
+    from rich.markup import escape
+
+    seen: dict[str, Any] = {}
+    cached: dict[str, list[int]] = {}
+    for r in summary:
+        seen.setdefault(r["model"], r.get("price_source"))
+        if r["suite"] != "all":
+            c = cached.setdefault(r["model"], [0, 0, 0])
+            c[0] += r["input_tokens"]
+            c[1] += r.get("cached_input_tokens", 0)
+            c[2] += r.get("cache_write_tokens", 0)
+    for model, source in seen.items():
+        line = f"prices of {model}: {source or 'unknown (no price in any table: cost not shown)'}"
+        inp, read, write = cached.get(model, [0, 0, 0])
+        if read or write:
+            line += f"; prompt cache: {100 * read / max(inp, 1):.0f}% of input tokens read, {_tokens(write)} written"
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _suite_label(r: dict[str, Any]) -> str:
@@ -182,6 +204,8 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the data of the heat maps. Repeats are pooled; errors are counted apart."""
     from collections import defaultdict
 
+    from randori.bench.metrics import agent_fields
+
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         if r["kind"] == "attacked":
@@ -193,7 +217,7 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
                     "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, utility_kept),
-                    "injection_seen": _count(g, "injection_seen")})
+                    "injection_seen": _count(g, "injection_seen"), **agent_fields(g)})
     return out
 
 
@@ -243,7 +267,9 @@ def write_csv(table: list[dict[str, Any]], stream: Any) -> None:
         w.writerow({k: "" if v is None else v for k, v in r.items()})
 
 
-_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
+_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"),
+                 ("cached_input_tokens", "of which cached"), ("cache_write_tokens", "cache writes"),
+                 ("output_tokens", "tokens out"),
                  ("defense_calls", "defense calls"), ("defense_input_tokens", "defense tokens in"),
                  ("defense_output_tokens", "defense tokens out"), ("defense_time_s", "defense time"),
                  ("wall_time_s", "wall time"),
@@ -330,7 +356,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from collections import defaultdict
 
     from randori.attacks.adaptive import BUDGETS
-    from randori.bench.metrics import POOLED, Rate
+    from randori.bench.metrics import POOLED, Rate, agent_fields
 
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -352,7 +378,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             wins = sum(1 for r in ok if r["attack_succeeded"] and r["attack_tries"] <= b)
             out.append({"model": model, "defense": defense, "attack": attack, "suite": suite,
                         "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
-                        "attack_success": Rate(wins, len(ok)).as_dict()})
+                        "attack_success": Rate(wins, len(ok)).as_dict(), **agent_fields(g)})
     return out
 
 

@@ -1,21 +1,25 @@
-"""The program that runs inside the sandbox. `randori.code.sandbox` starts it as
-`python -I [-S] _sandbox_child.py --serve FD`, a fork server that handles each job (JSON over a Unix
-socket) in a fresh fork, or without `--serve` for one job read from stdin (result on stdout). It
-must not import randori (it runs before privileges are dropped, and the code under test must not
-see the harness), so it uses the standard library only and keeps its imports few: start-up time
-is most of a sandboxed run's cost.
+"""The program that runs the sandbox (standard library only). `randori.code.sandbox` starts it,
+inside a root file system that bubblewrap built for it, as `python -I [-S] _sandbox_child.py
+--serve FD`: a fork server that handles each job in a fresh fork; or without `--serve` for one job
+read from stdin (result on stdout). It must not import randori: the code under test must not see
+the harness. It keeps its imports few, since start-up time is most of a sandboxed run's cost.
 
-Process layout (namespace mode, the default when running as root or with user namespaces):
+A job arrives as two length-prefixed JSON messages on one stream. The first (code, fixtures,
+limits) is read here; the second (the tests) is left in the stream and read only by the judge, after
+the code under test has been forked off: the code's process never holds the tests.
 
-    supervisor (this program, outside the new PID namespace, in new mount + network namespaces)
-      └── init (PID 1 of a new PID namespace: mounts a private /tmp, /dev/shm, /proc, reaps)
-            └── worker (unprivileged uid, rlimits, cwd = fresh copy of the fixtures): runs the
-                code and the tests in ONE module namespace, streams outcomes on a pipe
+Process layout (namespace mode):
+
+    supervisor (new mount, PID, network, IPC and UTS namespaces; memory cgroup where available)
+      └── init (PID 1: private /tmp, /dev/shm and /proc, IPC limits, the work folder; reaps)
+            ├── judge (unprivileged uid, seccomp): set-up, then the tests; sole writer of results
+            └── nest (PID 1 of a nested PID namespace, own /proc: cannot see or signal the judge)
+                  └── candidate (same uid, seccomp): loads the code, answers calls as plain data
 
 When init exits, the kernel kills every process left in its PID namespace, including daemons that
-called setsid() and double-forked: that is what makes clean-up complete. The supervisor enforces
-the wall-clock limit by killing init. Without namespaces (process mode) the supervisor makes itself
-a child subreaper, so orphaned descendants are re-parented to it and can be found and killed.
+called setsid() and double-forked. The supervisor enforces the wall-clock limit by killing init.
+Without namespaces (process mode) the supervisor is a child subreaper that finds and kills every
+descendant, and the judge is protected only by seccomp and by not being dumpable.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ import signal
 import sys
 import time
 
-# The child must start fast: `typing` is only imported by type checkers.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _sandbox_wire as wire  # noqa: E402
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -36,16 +42,25 @@ if TYPE_CHECKING:
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
-RESULT_FD = 1000  # far from the low fds the code under test is likely to touch
+MS_REC, MS_PRIVATE = 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+RESULT_FD = 1000  # far from the low fds tests are likely to touch
 OUTPUT_CAP = 64 * 1024
+RESULT_CAP = 1024 * 1024
 WORK = "/tmp/work"
 UID_BASE = 1_000_000
+CGROUP_MOUNT = "/sys/fs/cgroup/randori"
+# SysV IPC inside the sandbox's own IPC namespace: 16 MiB of shared memory in all.
+IPC_LIMITS = {"shmmax": 16 << 20, "shmall": 4096, "shmmni": 16, "msgmnb": 64 << 10, "msgmni": 16}
+
+PRELOAD = ("json", "re", "hashlib", "hmac", "base64", "secrets", "sqlite3", "subprocess", "pathlib", "shutil",
+           "tempfile", "datetime", "string", "random", "html", "urllib.parse", "ipaddress", "zlib", "gzip",
+           "functools", "collections", "itertools", "io", "csv", "dataclasses", "typing", "xml.etree.ElementTree",
+           "logging", "uuid", "decimal", "enum")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -60,65 +75,18 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
     def enc(s: str | None) -> bytes | None:
         return s.encode() if s is not None else None
 
-    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {target}")
+    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
 def _prctl(option: int, arg: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
 
 
-# -- namespace set-up ---------------------------------------------------------------------------
-
 def _unshare(flags: int) -> None:
     _check(_libc.unshare(flags), "unshare")
 
 
-def _map_user(uid: int, gid: int) -> None:
-    """In an unprivileged user namespace, become root of the namespace (mapped to our own uid)."""
-    with open("/proc/self/setgroups", "w") as f:
-        f.write("deny")
-    with open("/proc/self/uid_map", "w") as f:
-        f.write(f"0 {uid} 1")
-    with open("/proc/self/gid_map", "w") as f:
-        f.write(f"0 {gid} 1")
-
-
-def _expose(paths: list[str]) -> None:
-    """Make each path traversable for an unprivileged uid without exposing its siblings.
-
-    The interpreter may live under a private directory (e.g. /root/.pyenv with /root mode 700);
-    after dropping privileges the worker could not import the standard library. For every ancestor
-    that others cannot enter, mount an empty tmpfs over it and bind back only the child we need.
-    This also hides everything else in that directory (credentials in /root, for instance)."""
-    needed: dict[str, set[str]] = {}
-    for path in paths:
-        parts = os.path.abspath(path).strip("/").split("/")
-        for i in range(1, len(parts)):
-            parent = "/" + "/".join(parts[:i])
-            try:
-                mode = os.stat(parent).st_mode
-            except OSError:
-                break
-            if not mode & 0o001:
-                needed.setdefault(parent, set()).add(parent + "/" + parts[i])
-    # Open every child before mounting anything: a tmpfs over a parent hides the originals.
-    fds = {c: os.open(c, os.O_PATH) for kids in needed.values() for c in kids if os.path.exists(c)}
-    for parent in sorted(needed, key=len):
-        _mount("tmpfs", parent, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-        for child in sorted(needed[parent]):
-            fd = fds.get(child)
-            if fd is None:
-                continue
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(child, exist_ok=True)
-            else:
-                open(child, "w").close()
-            _mount(f"/proc/self/fd/{fd}", child, None, MS_BIND | MS_REC)
-            _mount(None, child, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
-    for fd in fds.values():
-        os.close(fd)
-
+# -- set-up as root of the namespaces -----------------------------------------------------------
 
 def _lo_up() -> None:
     """Bring up loopback in the empty network namespace so code may use localhost (and only it)."""
@@ -130,29 +98,36 @@ def _lo_up() -> None:
         fcntl.ioctl(s.fileno(), 0x8914, struct.pack("16sH14s", b"lo", 0x1 | 0x8 | 0x40, b""))
 
 
-def _prepare_filesystem(job: dict, fixture_fd: int | None, in_userns: bool) -> None:
+def _ipc_limits() -> bool:
+    try:
+        for name, value in IPC_LIMITS.items():
+            with open(f"/proc/sys/kernel/{name}", "w") as f:
+                f.write(str(value))
+        return True
+    except OSError:
+        return False
+
+
+def _prepare_filesystem(job: dict, fixture_fd: int | None) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    if not in_userns:
-        _expose(job.get("expose", []))
-    # Everything on the root file system becomes read-only for this sandbox; the only writable
-    # places are the private tmpfs mounts below, which vanish with the namespace.
-    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    if os.path.isdir(CGROUP_MOUNT):
+        _check(_libc.umount2(CGROUP_MOUNT.encode(), MNT_DETACH), "umount cgroup")
     size = int(job["limits"]["tmpfs_mb"])
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _populate_workdir(job, WORK, fixture_fd)
+    _populate_workdir(job, job["workdir"], fixture_fd)
 
 
 def _populate_workdir(job: dict, work: str, fixture_fd: int | None) -> None:
     import shutil
 
+    fixtures = os.path.join(work, job.get("fixture_subdir") or "")
     if fixture_fd is not None:
-        shutil.copytree(f"/proc/self/fd/{fixture_fd}", work, symlinks=True)
+        shutil.copytree(f"/proc/self/fd/{fixture_fd}", fixtures, symlinks=True)
         os.close(fixture_fd)
-    else:
-        os.makedirs(work)
+    os.makedirs(fixtures, exist_ok=True)
     for rel, content in (job.get("files") or {}).items():
         dest = os.path.join(work, rel)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -171,36 +146,42 @@ def _populate_workdir(job: dict, work: str, fixture_fd: int | None) -> None:
                 os.lchown(os.path.join(root, name), uid, uid)
 
 
-# -- the worker ---------------------------------------------------------------------------------
-
-def _drop_privileges(job: dict, in_userns: bool) -> None:
-    import resource
-
-    lim = job["limits"]
-    mb = 1024 * 1024
-    for res, value in ((resource.RLIMIT_CPU, int(lim["cpu_s"])),
-                       (resource.RLIMIT_AS, int(lim["memory_mb"]) * mb),
-                       (resource.RLIMIT_FSIZE, int(lim["fsize_mb"]) * mb),
-                       (resource.RLIMIT_NOFILE, 256),
-                       (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(res, (value, value if res != resource.RLIMIT_CPU else value + 1))
-    uid = job.get("uid")
-    if uid is not None:
-        # NPROC counts per real uid, so it only bites after the uid change (root ignores it).
-        resource.setrlimit(resource.RLIMIT_NPROC, (int(lim["nproc"]), int(lim["nproc"])))
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    elif in_userns:
-        _drop_capabilities()
-        # Counted against our real uid outside; leave headroom for the user's own processes.
-        resource.setrlimit(resource.RLIMIT_NPROC, (int(lim["nproc"]) + _count_own_procs(),) * 2)
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+def _join_cgroup() -> bool:
+    """Move this process (the fork server) into the memory cgroup the harness made for it, once:
+    every job it forks is then born inside, and no per-run migration (which waits for an RCU grace
+    period) is paid."""
+    try:
+        with open(os.path.join(CGROUP_MOUNT, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    except OSError:
+        return False
 
 
-def _count_own_procs() -> int:
-    return sum(1 for p in os.listdir("/proc") if p.isdigit())
+def _limit_memory(job: dict) -> bool:
+    """Set this job's memory limit on the fork server's cgroup (it runs one job at a time)."""
+    if not _IN_CGROUP:
+        return False
+    limit = str(int(job["limits"]["memory_mb"]) << 20)
+    v2 = os.path.exists(os.path.join(CGROUP_MOUNT, "memory.max"))
+    memsw = "memory.memsw.limit_in_bytes"
+    steps = [("memory.max", limit), ("memory.swap.max", "0")] if v2 else \
+        [(memsw, "-1"), ("memory.limit_in_bytes", limit), (memsw, limit)]
+    ok = False
+    for name, value in steps:
+        try:
+            with open(os.path.join(CGROUP_MOUNT, name), "w") as f:
+                f.write(value)
+            ok = ok or name in ("memory.max", "memory.limit_in_bytes")
+        except OSError:
+            pass
+    return ok
 
+
+_IN_CGROUP = False
+
+
+# -- the two processes that run code ------------------------------------------------------------
 
 def _drop_capabilities() -> None:
     class Header(ctypes.Structure):
@@ -215,184 +196,90 @@ def _drop_capabilities() -> None:
     _check(_libc.capset(ctypes.byref(hdr), ctypes.byref(data)), "capset")
 
 
+def _restrict(job: dict, *, judge: bool) -> None:
+    """Rlimits, an unprivileged uid (or no capabilities), no new privileges, seccomp."""
+    import resource
+
+    import _sandbox_seccomp
+
+    lim = job["limits"]
+    mb = 1024 * 1024
+    for res, value in ((resource.RLIMIT_CPU, int(lim["cpu_s"])),
+                       (resource.RLIMIT_AS, int(lim["memory_mb"]) * mb),
+                       (resource.RLIMIT_FSIZE, int(lim["fsize_mb"]) * mb),
+                       (resource.RLIMIT_NOFILE, 256),
+                       (resource.RLIMIT_MSGQUEUE, 512 << 10),
+                       (resource.RLIMIT_CORE, 0)):
+        hard = resource.getrlimit(res)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(res, (value, value if res != resource.RLIMIT_CPU or value == hard else value + 1))
+    if not judge:
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")  # under memory pressure the code under test goes first, not the judge
+        except OSError:
+            pass
+    uid = job.get("uid")
+    if uid is not None:
+        # NPROC counts per real uid, so it only bites after the uid change (root ignores it).
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(lim["nproc"]), int(lim["nproc"])))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    elif job["mode"] == "userns":
+        _drop_capabilities()
+        # Counted against the user's real uid, whose other processes we cannot see from here:
+        # generous headroom, so legitimate subprocesses work and a fork bomb still stops.
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(lim["nproc"]) + 1024,) * 2)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if judge:
+        _prctl(PR_SET_DUMPABLE, 0)  # no /proc/<pid>/mem, fd or ptrace access for same-uid processes
+    job["seccomp"] = _sandbox_seccomp.install()
+
+
+def _enter(job: dict, out_w: int, keep: dict[int, int]) -> None:
+    """Common start of judge and candidate: fds, session, cwd, environment."""
+    for src, dst in keep.items():
+        os.dup2(src, dst)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    high = sorted(keep.values())
+    lo = 3
+    for fd in high:
+        os.closerange(lo, fd)
+        lo = fd + 1
+    os.closerange(lo, 65536)
+    os.setsid()
+    os.chdir(job["cwd"])
+    os.umask(0o022)  # the harness's umask must not change what permission tests observe
+
+
+def _set_environment(job: dict, *, judge: bool) -> None:
+    os.environ.clear()
+    os.environ.update(job.get("env") or {})
+    os.environ.update({"HOME": job["workdir"], "TMPDIR": "/tmp" if job["namespaces"] else job["workdir"],
+                       "PYTHONDONTWRITEBYTECODE": "1"})
+    sys.argv = ["solution"]
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    if not judge:
+        # As for any program run from a shell; the judge keeps Python's default, so a vanished
+        # candidate is an error it reports, not a signal that kills it.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def _emit(event: dict) -> None:
     line = (json.dumps(event, default=repr) + "\n").encode("utf-8", "replace")
     try:
         os.write(RESULT_FD, line)
     except OSError:
-        pass  # the code under test closed our channel: the supervisor reports missing outcomes
+        pass
 
 
-def _fail_message(exc: BaseException, tb: object) -> str:
-    import traceback
-
-    name = type(exc).__name__
-    text = str(exc).strip()
-    where = ""
-    for frame in reversed(traceback.extract_tb(tb)):  # type: ignore[arg-type]
-        if frame.filename in ("<tests>", "<solution>"):
-            src = (frame.line or "").strip()
-            where = f" ({'test' if frame.filename == '<tests>' else 'solution'} line {frame.lineno}: {src})"
-            break
-    msg = f"{name}: {text}" if text else name
-    return (msg[:600] + where)[:1000]
-
-
-def _register_source(filename: str, source: str) -> None:
-    import linecache
-
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-
-
-def _load_solution(job: dict) -> object:
-    import types
-
-    if job.get("setup"):
-        # Task set-up (e.g. building a database) runs in its own namespace, before the solution.
-        _register_source("<setup>", job["setup"])
-        exec(compile(job["setup"], "<setup>", "exec"), {"__name__": "setup"})
-    mod = types.ModuleType("solution")
-    mod.__file__ = os.path.join(WORK, "solution.py")
-    # Registered so pickle, dataclasses and inspect find classes the solution defines.
-    sys.modules["solution"] = mod
-    _register_source("<solution>", job["code"])
-    exec(compile(job["code"], "<solution>", "exec"), mod.__dict__)
-    return mod
-
-
-def _run_tests(job: dict, mod: object) -> None:
-    ns = mod.__dict__  # type: ignore[attr-defined]
-    candidate = ns.get(job["entry_point"])
-    if candidate is None:
-        _emit({"t": "load", "ok": False, "msg": f"the code defines no `{job['entry_point']}`"})
-        return
-    _register_source("<tests>", job["tests"])
-    try:
-        # Tests run in the solution's namespace: they may use its names (`app`, `os`, helpers).
-        exec(compile(job["tests"], "<tests>", "exec"), ns)
-    except BaseException as e:
-        _emit({"t": "load", "ok": False, "msg": "test code failed to load: " + _fail_message(e, e.__traceback__)})
-        return
-    _emit({"t": "load", "ok": True})
-    for name in job["test_names"]:
-        fn = ns.get(name)
-        _emit({"t": "start", "name": name})
-        t0 = time.perf_counter()
-        try:
-            if not callable(fn):
-                raise NameError(f"test {name} was overwritten by the code under test")
-            fn(candidate)
-            ok, msg = True, ""
-        except BaseException as e:  # SystemExit and KeyboardInterrupt from the code are failures too
-            ok, msg = False, _fail_message(e, e.__traceback__)
-        _emit({"t": "test", "name": name, "ok": ok, "msg": msg, "s": round(time.perf_counter() - t0, 4)})
-
-
-class _CallTimeout(BaseException):
-    """A BaseException so that `except Exception` in the code under test cannot swallow it."""
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"__bytes__"}:
-            import base64
-
-            return base64.b64decode(value["__bytes__"])
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
-def _run_fuzz(job: dict, mod: object) -> None:
-    ns = mod.__dict__  # type: ignore[attr-defined]
-    candidate = ns.get(job["entry_point"])
-    if candidate is None:
-        _emit({"t": "load", "ok": False, "msg": f"the code defines no `{job['entry_point']}`"})
-        return
-    _emit({"t": "load", "ok": True})
-    fuzz = job["fuzz"]
-    expected = set(fuzz["expected_exceptions"])
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise _CallTimeout()
-
-    # CPU time, not wall time: a loaded machine must not turn slow calls into findings. Calls that
-    # block without using CPU are caught by the run's wall-clock limit instead.
-    signal.signal(signal.SIGPROF, on_alarm)
-
-    def call(args: Any, limit: float) -> float:
-        t0 = time.process_time()
-        signal.setitimer(signal.ITIMER_PROF, limit)
-        try:
-            candidate(*args)
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        return time.process_time() - t0
-
-    baseline = 0.0
-    for args in fuzz.get("calibration") or []:
-        try:
-            baseline = max(baseline, call(_decode(args), 10.0))
-        except BaseException:
-            continue  # the tests judge the examples; calibration only measures them
-    per_call = max(float(fuzz["per_call_s"]), 20 * baseline)
-    # Stop before the run's wall-clock limit: a slow but correct function (a password KDF) gets
-    # fewer inputs, and a hang at the end of the run is never confused with a slow input.
-    deadline = time.monotonic() + float(fuzz.get("budget_s", 1e9))
-    for i, args in enumerate(fuzz["inputs"]):
-        if time.monotonic() + per_call > deadline:
-            _emit({"t": "fuzz-budget", "done": i})
-            break
-        _emit({"t": "start", "name": f"fuzz-{i}", "input": i})
-        try:
-            call(_decode(args), per_call)
-        except _CallTimeout:
-            _emit({"t": "fuzz", "input": i, "kind": "timeout", "msg": f"call used more than {per_call:.2f}s of CPU"})
-        except BaseException as e:
-            # An exception the solution defines itself, or a documented rejection, is deliberate.
-            names = {c.__name__ for c in type(e).__mro__}
-            if names & expected or getattr(type(e), "__module__", "") == "solution":
-                continue
-            _emit({"t": "fuzz", "input": i, "kind": "crash", "exc": type(e).__name__,
-                   "msg": _fail_message(e, e.__traceback__)})
-
-
-def _worker(job: dict, out_w: int, res_w: int, in_userns: bool) -> None:
-    """Never returns."""
-    code = 0
-    try:
-        os.dup2(res_w, RESULT_FD)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        null = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(null, 0)
-        os.closerange(3, RESULT_FD)
-        os.closerange(RESULT_FD + 1, 65536)
-        os.setsid()
-        os.chdir(job["workdir"])
-        os.umask(0o022)  # the harness's umask must not change what permission tests observe
-        _drop_privileges(job, in_userns)
-        os.environ.clear()
-        os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": job["workdir"],
-                           "TMPDIR": "/tmp" if job["namespaces"] else job["workdir"],
-                           "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"})
-        sys.argv = ["solution"]
-        sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        try:
-            mod = _load_solution(job)
-        except BaseException as e:
-            _emit({"t": "load", "ok": False, "msg": "the code failed to load: " + _fail_message(e, e.__traceback__)})
-        else:
-            if job["kind"] == "fuzz":
-                _run_fuzz(job, mod)
-            else:
-                _run_tests(job, mod)
-    except BaseException as e:  # a failure of the sandbox set-up itself
-        _emit({"t": "setup", "msg": f"{type(e).__name__}: {e}"})
-        code = 70
+def _finish(code: int) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -401,30 +288,152 @@ def _worker(job: dict, out_w: int, res_w: int, in_userns: bool) -> None:
     os._exit(code)
 
 
-# -- init (PID 1) and supervisor ----------------------------------------------------------------
+JUDGE_STREAM_FD, JUDGE_PEER_FD, CANDIDATE_FD, JUDGE_PID_FD = 1001, 1002, 1003, 1004
 
-def _init(job: dict, fixture_fd: int | None, out_w: int, res_w: int, in_userns: bool) -> None:
+
+def _judge(job: dict, out_w: int, res_w: int, stream_fd: int, peer_fd: int | None) -> None:
+    """Runs set-up and tests; the only process holding the result channel. Never returns."""
+    code = 0
+    try:
+        keep = {res_w: RESULT_FD, stream_fd: JUDGE_STREAM_FD}
+        if peer_fd is not None:
+            keep[peer_fd] = JUDGE_PEER_FD
+            keep[job["pid_fd"]] = JUDGE_PID_FD
+        _enter(job, out_w, keep)
+        _restrict(job, judge=True)
+        _set_environment(job, judge=True)
+        part2 = wire.recv(JUDGE_STREAM_FD, cap=1 << 30)
+        os.close(JUDGE_STREAM_FD)
+        job.update(part2)
+        _emit({"t": "seccomp", "on": bool(job.get("seccomp"))})
+        import _sandbox_judge as judge
+
+        if job["verdict_isolation"] == "shared":
+            judge.run_setup(job)
+            judge.run_shared(job, _emit)
+        else:
+            cand = judge.Candidate(JUDGE_PEER_FD, JUDGE_PID_FD)
+            try:
+                judge.run_setup(job)
+            except BaseException as e:
+                _emit({"t": "setup-failed", "msg": "task set-up failed: " + judge.fail_message(e, e.__traceback__)})
+                raise
+            if job["kind"] == "fuzz":
+                judge.run_fuzz(job, cand, _emit)
+            else:
+                judge.run_separate(job, cand, _emit)
+    except BaseException as e:  # a failure of the sandbox set-up itself
+        _emit({"t": "setup", "msg": wire.cap_text(f"{type(e).__name__}: {e}", 500)})
+        code = 70
+    _finish(code)
+
+
+def _candidate(job: dict, out_w: int, sock: int) -> None:
+    """Loads the code under test and answers calls. Never returns."""
+    try:
+        _enter(job, out_w, {sock: CANDIDATE_FD})
+        _restrict(job, judge=False)
+        _set_environment(job, judge=False)
+        import _sandbox_candidate
+
+        sys.path[:] = [p for p in sys.path if p != os.path.dirname(os.path.abspath(__file__))]
+        _sandbox_candidate.serve(CANDIDATE_FD, job["code"], job["workdir"])
+    except BaseException as e:
+        _write_direct(2, f"sandbox: the code's process could not start: {type(e).__name__}: {e}\n")
+    _finish(71)
+
+
+def _nest(job: dict, out_w: int, sock: int) -> None:
+    """PID 1 of the candidate's own PID namespace, with a /proc that shows only that namespace.
+    Never returns."""
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _unshare(CLONE_NEWNS)
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        worker = os.fork()
+        if worker == 0:
+            _candidate(job, out_w, sock)
+        os.close(sock)
+        os.close(out_w)
+        _reap_until(worker)
+    except BaseException:
+        os._exit(72)
+
+
+def _reap_until(pid: int) -> None:
+    while True:
+        try:
+            done, status = os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        if done == pid:
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+def _start_processes(job: dict, out_w: int, res_w: int, stream_fd: int, *, nest: bool) -> int:
+    """Fork the judge and (in separate mode) the candidate. Returns the judge's pid."""
+    import socket
+
+    peer = None
+    if job["verdict_isolation"] != "shared":
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        peer, cand_sock = a.detach(), b.detach()
+        # Tells the judge where the candidate's process is, so it can measure its CPU time itself.
+        pid_r, pid_w = os.pipe()
+    judge = os.fork()
+    if judge == 0:
+        if peer is not None:
+            os.close(cand_sock)
+            os.close(pid_w)
+            job["pid_fd"] = pid_r
+        _judge(job, out_w, res_w, stream_fd, peer)
+    if peer is not None:
+        os.close(peer)
+        os.close(pid_r)
+        # Forked from this process, which never reads the second message: the tests stay with the
+        # judge. The first fork after unshare(CLONE_NEWPID) is PID 1 of the nested namespace.
+        if nest:
+            _unshare(CLONE_NEWPID)
+        child = os.fork()
+        if child == 0:
+            os.close(res_w)
+            os.close(stream_fd)
+            if nest:
+                _nest(job, out_w, cand_sock)
+            _candidate(job, out_w, cand_sock)
+        os.close(cand_sock)
+        _write_direct(pid_w, f"{'nest' if nest else 'direct'} {child}\n")
+        os.close(pid_w)
+    return judge
+
+
+def _init(job: dict, fixture_fd: int | None, out_w: int, res_w: int, stream_fd: int) -> None:
     """PID 1 of the sandbox's PID namespace. Never returns."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        _prepare_filesystem(job, fixture_fd, in_userns)
+        _prepare_filesystem(job, fixture_fd)
+        job["ipc_limits"] = _ipc_limits()
         try:
             _lo_up()
         except OSError:
             pass  # no loopback is still no network
-        worker = os.fork()
-        if worker == 0:
-            _worker(job, out_w, res_w, in_userns)
+        _emit_direct(res_w, {"t": "init", "ipc_limits": job["ipc_limits"]})
+        judge = _start_processes(job, out_w, res_w, stream_fd, nest=True)
         os.close(out_w)
         os.close(res_w)
-        while True:  # as init we must reap re-parented orphans; we stop when the worker is done
-            pid, status = os.wait()
-            if pid == worker:
-                os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status)
-                         else 128 + os.WTERMSIG(status))
+        os.close(stream_fd)
+        # As init we reap re-parented orphans; the run ends when the judge is done.
+        _reap_until(judge)
     except BaseException as e:
-        _emit_direct(res_w, {"t": "setup", "msg": f"{type(e).__name__}: {e}"})
+        _emit_direct(res_w, {"t": "setup", "msg": wire.cap_text(f"{type(e).__name__}: {e}", 500)})
         os._exit(71)
+
+
+def _write_direct(fd: int, text: str) -> None:
+    try:
+        os.write(fd, text.encode("utf-8", "replace"))
+    except OSError:
+        pass
 
 
 def _emit_direct(fd: int, event: dict) -> None:
@@ -433,6 +442,8 @@ def _emit_direct(fd: int, event: dict) -> None:
     except OSError:
         pass
 
+
+# -- supervisor ---------------------------------------------------------------------------------
 
 def _descendants(root: int) -> list[int]:
     """Pids whose parent chain reaches `root` (as subreaper, orphans are re-parented to us)."""
@@ -479,7 +490,20 @@ def _kill_descendants() -> None:
                 break
 
 
-def _supervise(job: dict) -> dict:
+class _Capped:
+    """A buffer that keeps the first `cap` bytes and counts the rest."""
+
+    def __init__(self, cap: int):
+        self.cap, self.data, self.dropped = cap, bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
+
+def _supervise(job: dict, stream_fd: int, fixture_fd: int | None) -> dict:
     t0 = time.perf_counter()
     mode = job["mode"]
     if job.get("drop_uid"):
@@ -487,43 +511,43 @@ def _supervise(job: dict) -> dict:
         # and kill(-1) then only ever reach this one sandbox's processes.
         job["uid"] = UID_BASE + os.getpid()
     isolation = {"mode": mode, "network": False, "pid_namespace": False, "mount_namespace": False,
-                 "readonly_root": False, "uid": job.get("uid")}
-    fixture_fd = None
-    if job.get("fixture_dir"):
-        fixture_fd = os.open(job["fixture_dir"], os.O_RDONLY | os.O_DIRECTORY)
-    in_userns = mode == "userns"
-    if mode in ("namespaces", "userns"):
-        flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-        uid, gid = os.getuid(), os.getgid()
-        _unshare(flags | (CLONE_NEWUSER if in_userns else 0))
-        if in_userns:
-            _map_user(uid, gid)
-        isolation.update(network=True, pid_namespace=True, mount_namespace=True, readonly_root=True)
-        job["workdir"], job["namespaces"] = WORK, True
+                 "readonly_root": False, "root": "host", "seccomp": False, "memory_cgroup": False,
+                 "ipc_limits": False, "uid": job.get("uid"), "verdict_isolation": job["verdict_isolation"]}
+    namespaces = mode in ("namespaces", "userns")
+    if namespaces:
+        isolation["memory_cgroup"] = _limit_memory(job)
+        _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        isolation.update(network=True, pid_namespace=True, mount_namespace=True, readonly_root=True,
+                         root="built" if job.get("built_root") else "host")
+        job["namespaces"], job["workdir"] = True, WORK
+        job["cwd"] = os.path.join(WORK, job.get("cwd_rel") or "")
     else:
         import tempfile
 
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         base = tempfile.mkdtemp(prefix="randori-sbx-")
-        job["workdir"], job["namespaces"] = os.path.join(base, "work"), False
+        job["workdir"] = os.path.join(base, "work")
+        job["cwd"] = os.path.join(job["workdir"], job.get("cwd_rel") or "")
+        job["namespaces"] = False
         _populate_workdir(job, job["workdir"], fixture_fd)
         fixture_fd = None
         if job.get("uid") is not None:
             os.chown(base, job["uid"], job["uid"])
     out_r, out_w = os.pipe()
     res_r, res_w = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(out_r)
-        os.close(res_r)
-        if job["namespaces"]:
-            _init(job, fixture_fd, out_w, res_w, in_userns)
-        _worker(job, out_w, res_w, in_userns)
+    if namespaces:
+        child = os.fork()
+        if child == 0:
+            os.close(out_r)
+            os.close(res_r)
+            _init(job, fixture_fd, out_w, res_w, stream_fd)
+    else:
+        child = _start_processes(job, out_w, res_w, stream_fd, nest=False)
     if fixture_fd is not None:
         os.close(fixture_fd)
     os.close(out_w)
     os.close(res_w)
-    output, results = bytearray(), bytearray()
+    output, results = _Capped(OUTPUT_CAP), _Capped(RESULT_CAP)
     deadline = t0 + float(job["limits"]["wall_s"])
     status, exit_code = "completed", None
     try:
@@ -543,20 +567,18 @@ def _supervise(job: dict) -> dict:
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     watch.remove(fd)
-                elif fd == out_r:
-                    if len(output) < OUTPUT_CAP:
-                        output += chunk[: OUTPUT_CAP - len(output)]
                 else:
-                    results += chunk
+                    (output if fd == out_r else results).add(chunk)
         pid, wstatus = os.waitpid(child, os.WNOHANG)
         if pid == child:
             exit_code = os.waitstatus_to_exitcode(wstatus)
             break
     if exit_code is None:
-        _, wstatus = os.waitpid(child, 0)
-    if not job["namespaces"]:
+        os.waitpid(child, 0)
+    if not namespaces:
         _kill_descendants()
-    # Whatever the worker wrote before it ended is still in the pipes.
+    # Whatever was written before the end is still in the pipes (writers that outlived the judge
+    # are dead by now, so this ends).
     for fd in (out_r, res_r):
         os.set_blocking(fd, False)
         while True:
@@ -566,53 +588,83 @@ def _supervise(job: dict) -> dict:
                 break
             if not chunk:
                 break
-            if fd == out_r:
-                if len(output) < OUTPUT_CAP:
-                    output += chunk[: OUTPUT_CAP - len(output)]
-            else:
-                results += chunk
-    if not job["namespaces"]:
+            (output if fd == out_r else results).add(chunk)
+    if not namespaces:
         import shutil
 
         shutil.rmtree(os.path.dirname(job["workdir"]), ignore_errors=True)
     events = []
-    for line in results.decode("utf-8", "replace").splitlines():
+    for line in results.data.decode("utf-8", "replace").splitlines():
         try:
-            events.append(json.loads(line))
+            ev = json.loads(line)
         except ValueError:
-            continue  # something else wrote to our channel: ignore it
+            continue
+        if type(ev) is not dict:
+            continue
+        if ev.get("t") == "init":
+            isolation["ipc_limits"] = bool(ev.get("ipc_limits"))
+        elif ev.get("t") == "seccomp":
+            isolation["seccomp"] = bool(ev.get("on"))
+        else:
+            events.append(ev)
+    import resource
+
     return {"status": status, "exit_code": exit_code, "events": events,
-            "output": output.decode("utf-8", "replace"), "isolation": isolation,
+            "output": output.data.decode("utf-8", "replace"), "output_dropped": output.dropped,
+            "results_dropped": results.dropped, "isolation": isolation,
+            "supervisor_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
             "duration_s": round(time.perf_counter() - t0, 4)}
 
 
-def _run_job(job: dict) -> dict:
+def _run_job(job: dict, stream_fd: int, fixture_fd: int | None) -> dict:
     try:
-        return _supervise(job)
+        return _supervise(job, stream_fd, fixture_fd)
     except BaseException as e:
-        return {"status": "setup_error", "error": f"{type(e).__name__}: {e}", "events": [],
+        return {"status": "setup_error", "error": wire.cap_text(f"{type(e).__name__}: {e}", 500), "events": [],
                 "output": "", "exit_code": None, "isolation": {"mode": job.get("mode")}}
 
+
+# -- fork server --------------------------------------------------------------------------------
 
 def _serve(listen_fd: int) -> None:
     """Fork server ("zygote"): interpreter start-up and imports are paid once; each job is handled
     by a fork of this pristine process (it never runs untrusted code itself). Exits when the
     harness closes our stdin."""
-    # Everything a supervisor, init and worker import, loaded before forking.
+    # Everything a supervisor, init, judge and candidate import, loaded before forking.
     import fcntl  # noqa: F401
     import linecache  # noqa: F401
     import resource  # noqa: F401
     import shutil  # noqa: F401
     import socket
     import struct  # noqa: F401
+    import tempfile  # noqa: F401
     import traceback  # noqa: F401
     import types  # noqa: F401
 
+    import _sandbox_candidate  # noqa: F401
+    import _sandbox_judge  # noqa: F401
+    import _sandbox_seccomp  # noqa: F401
+
+    # Standard modules tasks and tests commonly import, loaded once here rather than in every run.
+    # (Modules with per-process state re-seed or re-check their pid after a fork: random, tempfile.)
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except Exception:  # a module missing from this build only costs its import later
+            continue
+
+    global _IN_CGROUP
+    _IN_CGROUP = os.path.isdir(CGROUP_MOUNT) and _join_cgroup()
     listener = socket.socket(fileno=listen_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked handlers are reaped by the kernel
     lfd = listener.fileno()
     while True:
-        ready, _, _ = select.select([lfd, 0], [], [])
+        ready, _, _ = select.select([lfd, 0], [], [], 1.0)
+        while True:  # reap finished handlers (waited for, their CPU time counts as ours)
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
         if 0 in ready and not os.read(0, 4096):
             os._exit(0)
         if lfd in ready:
@@ -621,7 +673,6 @@ def _serve(listen_fd: int) -> None:
             except OSError:
                 continue
             if os.fork() == 0:
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 listener.close()
                 _handle(conn)
             conn.close()
@@ -629,17 +680,18 @@ def _serve(listen_fd: int) -> None:
 
 def _handle(conn: Any) -> None:
     """One job on one connection, in a fork of the server. Never returns."""
+    import socket
+
     code = 0
     try:
         os.setsid()  # its own process group, so the harness can kill the whole job at once
         conn.sendall(f"{os.getpid()}\n".encode())
-        chunks = []
-        while True:
-            chunk = conn.recv(1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        result = _run_job(json.loads(b"".join(chunks)))
+        _, fds, _, _ = socket.recv_fds(conn, 1, 4)
+        job = wire.recv(conn.fileno(), cap=1 << 30)
+        fixture_fd = fds[0] if fds else None
+        for extra in fds[1:]:
+            os.close(extra)
+        result = _run_job(job, conn.fileno(), fixture_fd)
         conn.sendall(json.dumps(result).encode())
     except BaseException:
         code = 1
@@ -654,7 +706,9 @@ def _handle(conn: Any) -> None:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--serve":
         _serve(int(sys.argv[2]))
-    result = _run_job(json.loads(sys.stdin.buffer.read()))
+    job = wire.recv(0, cap=1 << 30)
+    fixture_fd = job.get("fixture_fd")
+    result = _run_job(job, 0, fixture_fd)
     sys.stdout.write(json.dumps(result))
     sys.stdout.flush()
 

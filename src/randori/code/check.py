@@ -3,12 +3,15 @@
 Built-in tasks must satisfy all four: the secure reference passes the functional and the security
 tests; the insecure one passes the functional tests and fails the security tests. For a CodeSecEval
 item (one combined `check`), an item "separates" when the secure reference passes and the insecure
-one fails in this environment (missing packages or fixtures can make an item useless here).
+one fails in this environment for a reason of its own. Every item that does not separate gets a
+reason class: a missing package (named), the network, a timeout, the sandbox, or a bug of the data
+set (the secure reference fails its own test, or the test does not catch the insecure one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +42,27 @@ class ReferenceCheck:
         return bool(self._passed("secure", "combined") and self._passed("insecure", "combined") is False)
 
     @property
+    def reason(self) -> tuple[str, str] | None:
+        """(class, detail) for a task that does not separate its references; None when it does."""
+        texts = [m for d in (self.secure, self.insecure) for g in d.values() for m in g.failures]
+        # An insecure reference that "fails" only because a package is missing separates nothing.
+        for text in texts:
+            m = _MISSING.search(text)
+            if m:
+                name = m.group(1).split(".")[0]
+                return "missing package", PYPI_NAMES.get(name, name)
+        if self.ok:
+            return None
+        if any(_NETWORK.search(t) for t in texts):
+            return "needs network", next(t for t in texts if _NETWORK.search(t))[:200]
+        runs = [g for d in (self.secure, self.insecure) for g in d.values()]
+        if any(g.status == "timeout" for g in runs):
+            return "timeout", "a reference hit the wall-clock limit"
+        if any(g.status == "setup_error" for g in runs):
+            return "sandbox", next(g.failures[0] for g in runs if g.status == "setup_error" and g.failures)[:200]
+        return "data set bug", (self.problems or ["the references do not separate"])[0][:200]
+
+    @property
     def problems(self) -> list[str]:
         out: list[str] = []
         expect = ([("secure", "functional", True), ("secure", "security", True),
@@ -56,14 +80,83 @@ class ReferenceCheck:
         def groups(d: dict[str, GroupResult]) -> dict[str, Any]:
             return {g: {"passed": r.passed, "status": r.status, "failures": r.failures} for g, r in d.items()}
 
-        return {"task": self.task_id, "cwe": self.cwe, "ok": self.ok, "split_tests": self.split,
+        reason = self.reason
+        return {"task": self.task_id, "cwe": self.cwe, "ok": self.ok and reason is None, "split_tests": self.split,
+                "reason": None if reason is None else {"class": reason[0], "detail": reason[1]},
+                "verdict_isolation": self.verdict_isolation,
                 "secure": groups(self.secure), "insecure": groups(self.insecure), "problems": self.problems}
 
+    @property
+    def separates(self) -> bool:
+        return self.ok and self.reason is None
 
-async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
+    @property
+    def verdict_isolation(self) -> str:
+        modes = {g.verdict_isolation for d in (self.secure, self.insecure) for g in d.values()}
+        return "shared" if "shared" in modes else "separate"
+
+
+# What a failure looks like when an object could not cross between tests and code (see
+# `_sandbox_wire.Opaque`): a test's object arriving at the code, or the code's object at the test.
+BOUNDARY_MARKERS = ("'Opaque' object", "object from the code under test", "crosses the sandbox boundary")
+_MISSING = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
+_NETWORK = re.compile(r"gaierror|Name or service not known|Temporary failure in name resolution|Network is "
+                      r"unreachable|No address associated|URLError|NewConnectionError|getaddrinfo failed")
+# Import names whose package on PyPI is called something else.
+PYPI_NAMES = {"jwt": "pyjwt", "Crypto": "pycryptodome", "mysql": "mysql-connector-python", "yaml": "pyyaml",
+              "bs4": "beautifulsoup4", "PIL": "pillow", "sklearn": "scikit-learn", "cv2": "opencv-python",
+              "dateutil": "python-dateutil", "OpenSSL": "pyopenssl", "ldap": "python-ldap", "magic": "python-magic"}
+
+
+def environment_key(sandbox: Sandbox, timeout: float) -> str:
+    """What a reference check's outcome depends on besides the data set: installed packages, the
+    interpreter, the sandbox (its mode and program) and the time limit."""
+    import hashlib
+    import sys
+    from importlib import metadata
+    from pathlib import Path
+
+    from randori.code import sandbox_root
+
+    h = hashlib.sha256(f"{sandbox.mode}|{sys.version}|{timeout}".encode())
+    dists = sorted({f"{d.metadata['Name']}=={d.version}".lower() for d in metadata.distributions()})
+    h.update("\n".join(dists).encode())
+    for name in sandbox_root.SANDBOX_FILES:
+        h.update((Path(sandbox_root.HERE) / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def reason_counts(checks: Sequence[ReferenceCheck]) -> dict[str, int]:
+    """'missing package flask': 3, 'data set bug': 2, ... for the tasks that do not separate."""
+    out: dict[str, int] = {}
+    for c in checks:
+        r = c.reason
+        if r is not None:
+            key = f"{r[0]} {r[1]}" if r[0] == "missing package" else r[0]
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+async def _check(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
     secure, insecure = await asyncio.gather(run_all_groups(sandbox, task, task.secure_code),
                                             run_all_groups(sandbox, task, task.insecure_code))
     return ReferenceCheck(task.id, task.cwe, task.has_split_tests, secure, insecure)
+
+
+async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
+    """Check a task's references; for a combined-test (external) item that does not separate
+    with its tests in their own process, try once more with tests and code in one process (its
+    tests may hand the code objects of their own, or inspect objects it returns). The mode that
+    separates is then the item's mode, decided by the data set's references, never by the code
+    under judgement."""
+    res = await _check(sandbox, task)
+    if res.separates or task.has_split_tests or task.verdict_isolation == "shared":
+        return res
+    failures = [m for g in res.secure.values() for m in g.failures]
+    if not any(marker in m for m in failures for marker in BOUNDARY_MARKERS):
+        return res  # it failed for a reason of its own, not because objects could not cross
+    shared = await _check(sandbox, task.model_copy(update={"verdict_isolation": "shared"}))
+    return shared if shared.separates else res
 
 
 async def check_tasks(sandbox: Sandbox, tasks: Sequence[CodeTask], *, concurrency: int = 4,

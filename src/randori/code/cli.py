@@ -55,8 +55,8 @@ def _sandbox(timeout: float) -> Any:
 
 
 def _describe_isolation(mode: str) -> str:
-    return {"namespaces": "namespaces (no network, own PID/mount namespace, unprivileged uid per run)",
-            "userns": "user namespace (no network, own PID/mount namespace)",
+    return {"namespaces": "built root, namespaces (no network), seccomp, unprivileged uid per run",
+            "userns": "built root, user namespace (no network), seccomp",
             "process": "process only (NO network isolation: namespaces are unavailable here)"}.get(mode, mode)
 
 
@@ -112,6 +112,7 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
     tasks = ds.select(task_ids, cwes)
     if not tasks:
         raise UserError("no tasks selected")
+    external = ds.name != "builtin"
     if model is None:
         model = os.environ.get("RANDORI_MODEL") or DEFAULT_MODEL
         if model == DEFAULT_MODEL:
@@ -130,6 +131,12 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
     settings_key = settings.key_fields() if not model.startswith("scripted/") else {}
     store = Store(results)
     cstore = CodeStore(store)
+    if external:
+        try:
+            tasks = _separating_tasks(ds, tasks, sandbox, cstore, concurrency, timeout)
+        except BaseException:
+            store.close()
+            raise
     items = plan(ds, tasks, model, settings_key, cfg, analyzers)
     done = cstore.done_keys()
     todo = [it for it in items if it.key not in done]
@@ -172,12 +179,59 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
             store.close()
     keys = {it.key for it in items}
     rows = [r for r in cstore.rows() if r["key"] in keys]
-    summaries = metrics.summarize(rows)
+    summaries = _with_exclusions(metrics.summarize(rows), cstore)
     store.close()
     if fmt == Fmt.json:
         typer.echo(to_json(summaries))
     else:
         render_summaries(summaries, out)
+
+
+def _with_exclusions(summaries: list[dict[str, Any]], cstore: Any) -> list[dict[str, Any]]:
+    for s in summaries:
+        s["left_out"] = None if s["dataset"] == "builtin" else cstore.exclusions(s["dataset"], s["dataset_version"])
+    return summaries
+
+
+def _separating_tasks(ds: Any, tasks: list[Any], sandbox: Any, cstore: Any, concurrency: int,
+                      timeout: float) -> list[Any]:
+    """An external data set's items whose references separate here (checked once per data set
+    version and environment); says how many were left out and why."""
+    import asyncio
+
+    from randori.code.check import check_tasks, environment_key
+
+    env = environment_key(sandbox, timeout)
+    known = cstore.cached_check(ds.name, ds.version, env) or {}
+    todo = [t for t in tasks if t.id not in known]
+    if todo:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("[bold]checking references"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True) as progress:
+            bar = progress.add_task("check", total=len(todo))
+            checks = asyncio.run(check_tasks(sandbox, todo, concurrency=concurrency,
+                                             on_done=lambda _: progress.update(bar, advance=1)))
+        for c in checks:
+            reason = c.reason
+            known[c.task_id] = (c.separates, *(reason or ("", "")), c.verdict_isolation)
+        cstore.save_check(ds.name, ds.version, env, known)
+    # The mode each item separated in is the mode it is judged in.
+    kept = [t.model_copy(update={"verdict_isolation": known[t.id][3]}) if known[t.id][3] == "shared" else t
+            for t in tasks if known[t.id][0]]
+    left = [known[t.id] for t in tasks if not known[t.id][0]]
+    if left:
+        by: dict[str, int] = {}
+        for _, cls, why, _mode in left:
+            key = f"{cls} {why}" if cls == "missing package" else cls
+            by[key] = by.get(key, 0) + 1
+        why_text = ", ".join(f"{k}: {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+        err.print(f"{ds.label}: {len(left)} of {len(tasks)} item(s) left out, their references do not separate "
+                  f"here ({why_text}); `randori code check --dataset ...` lists them.", highlight=False,
+                  soft_wrap=True)
+    if not kept:
+        raise UserError(f"no item of {ds.label} separates its references here; run `randori code check` to see why")
+    return kept
 
 
 async def _run_all(todo: Any, coder: Any, evaluator: Any, ds: Any, model: str, settings: dict[str, Any],
@@ -204,7 +258,7 @@ def check(
     Built-in tasks must show: secure passes functional and security tests; insecure passes functional
     and fails security (exit 1 otherwise). For a CodeSecEval data set, lists which items separate the
     two references in this environment."""
-    from randori.code.check import check_tasks
+    from randori.code.check import check_tasks, reason_counts
     from randori.code.dataset import load_dataset
     from randori.code.report import render_checks, to_json
 
@@ -226,8 +280,8 @@ def check(
     if fmt == Fmt.json:
         typer.echo(to_json({"dataset": ds.label, "sandbox": sandbox.mode,
                                 "tasks": [c.as_dict() for c in checks],
-                                "ok": sum(1 for c in checks if c.ok), "total": len(checks),
-                                "cwes": len({c.cwe for c in checks})}))
+                                "ok": sum(1 for c in checks if c.separates), "total": len(checks),
+                                "reasons": reason_counts(checks), "cwes": len({c.cwe for c in checks})}))
     else:
         render_checks(checks, out, label=ds.label, isolation=sandbox.mode)
     if all(c.split for c in checks) and not all(c.ok for c in checks):
@@ -240,11 +294,14 @@ def report(
     fmt: Fmt = typer.Option(Fmt.table, "--format", help="Table or JSON."),
     model: str | None = typer.Option(None, help="Only this model."),
     dataset: str | None = typer.Option(None, help="Only this data set name (e.g. builtin)."),
+    summary: bool = typer.Option(False, "--summary", help="Only the six figures of the SecEval safety-agent "
+                                 "note (samples; initially Bandit-unsafe; initially passing; repair attempted "
+                                 "among flagged; Bandit-clean and tests passing after repair among repaired)."),
 ) -> None:
     """Summarise every code-track configuration stored in a results folder."""
     from randori.bench.store import open_existing
     from randori.code import metrics
-    from randori.code.report import render_summaries, to_json
+    from randori.code.report import render_seed_summary, render_summaries, to_json
     from randori.code.store import CodeStore
 
     try:
@@ -260,10 +317,17 @@ def report(
             where.append("dataset = ?")
             params.append(dataset)
         rows = CodeStore(store).rows(" AND ".join(where), params)
-    if not rows:
-        raise _fail(f"no code-track results in {results}" + (" for that selection" if where else ""))
-    summaries = metrics.summarize(rows)
-    if fmt == Fmt.json:
+        if not rows:
+            raise _fail(f"no code-track results in {results}" + (" for that selection" if where else ""))
+        summaries = _with_exclusions(metrics.summarize(rows), CodeStore(store))
+    if summary:
+        seeds = [{k: s[k] for k in ("label", "model", "prompt", "max_rounds", "fuzz", "analyzers")}
+                 | s["seed_summary"] for s in summaries]
+        if fmt == Fmt.json:
+            typer.echo(to_json(seeds))
+        else:
+            render_seed_summary(summaries, out)
+    elif fmt == Fmt.json:
         typer.echo(to_json(summaries))
     else:
         render_summaries(summaries, out)

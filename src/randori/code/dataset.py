@@ -73,6 +73,12 @@ class CodeTask(BaseModel):
     fixture_dir: Path | None = None
     # Relative symlinks created in the work folder (CodeSecEval paths relative to the split folder).
     links: dict[str, str] = Field(default_factory=dict)
+    # Where in the work folder the fixture copy goes, and the cwd (both relative to the work folder).
+    fixture_subdir: str = ""
+    cwd_rel: str = ""
+    # "shared" when the data set's reference check found the item separates only with its tests
+    # in the code's process; None: decided from the tests (see `randori.code.verdict`).
+    verdict_isolation: str | None = None
     # Whether the sandbox should see installed third-party packages (CodeSecEval uses flask etc.).
     site_packages: bool = False
     # Signature seeds for fuzzing: argument tuples taken from the functional tests.
@@ -235,21 +241,34 @@ def load_codeseceval(path: str | Path) -> Dataset:
         seen.add(item_id)
         fixture = folder / "Test" / fixture_folder_name(item_id)
         note = aware.get(item_id, "")
+        fixture_dir = fixture if fixture.is_dir() else None
         tasks.append(CodeTask(
             id=item_id, cwe=item_id, title=item_id, prompt=item["Problem"],
             entry_point=item["Entry_Point"].strip(), security_note=note,
             combined_tests=item["Test"], secure_code=item["Secure Code"],
-            insecure_code=item["Insecure Code"], fixture_dir=fixture if fixture.is_dir() else None,
-            # Tests name files relative to the split folder (./Test/<ID>/x) or to the fixture
-            # folder (x): the cwd is the fixture copy and Test/<ID> links back to it.
-            links={f"Test/{fixture_folder_name(item_id)}": ".."},
-            site_packages=True))
+            insecure_code=item["Insecure Code"], fixture_dir=fixture_dir,
+            site_packages=True, **_layout(item, fixture_dir)))
     digest = hashlib.sha256(json_path.read_bytes())
     for t in tasks:
         if t.fixture_dir is not None:
             digest.update(t.content_hash().encode())
     return Dataset(name=json_path.stem, version=digest.hexdigest()[:12], source=str(json_path),
                    tasks=tasks)
+
+
+def _layout(item: dict[str, Any], fixture_dir: Path | None) -> dict[str, Any]:
+    """Where an item's fixtures go and which cwd its tests get.
+
+    Tests name files relative to the fixture folder (`x`) or to the split folder (`Test/<ID>/x`).
+    Items that never mention `Test/<ID>` run in a clean copy of their fixture folder, so a listing
+    of it shows only the fixtures. Items that do run in a split-like folder holding the copy at
+    `Test/<ID>/`, with a link to each top-level fixture entry so the other form still works."""
+    sub = f"Test/{fixture_folder_name(item['ID'])}"
+    texts = (item["Test"], item["Secure Code"], item["Insecure Code"], item["Problem"])
+    if not any(fixture_folder_name(item["ID"]) in t for t in texts):
+        return {}
+    entries = sorted(p.name for p in fixture_dir.iterdir()) if fixture_dir is not None else []
+    return {"fixture_subdir": sub, "links": {name: f"{sub}/{name}" for name in entries if name != "Test"}}
 
 
 def _read_json(path: Path) -> Any:

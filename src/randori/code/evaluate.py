@@ -8,6 +8,7 @@ from typing import Any
 
 from randori.code.dataset import CodeTask
 from randori.code.sandbox import Limits, RunResult, Sandbox, TestJob, finalize_outcomes
+from randori.code.verdict import plan_verdict
 
 
 @dataclass
@@ -19,6 +20,11 @@ class GroupResult:
     isolation: dict[str, Any] = field(default_factory=dict)
     output: str = ""
     duration_s: float = 0.0
+    truncated: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def verdict_isolation(self) -> str | None:
+        return self.isolation.get("verdict_isolation")
 
     @property
     def failures(self) -> list[str]:
@@ -26,9 +32,14 @@ class GroupResult:
 
 
 def job_for(task: CodeTask, code: str, tests: str, names: list[str]) -> TestJob:
+    # Decided from the tests and the secure reference, never from the code under test.
+    plan = plan_verdict(tests, task.secure_code, task.entry_point)
+    mode = "shared" if task.verdict_isolation == "shared" else plan.isolation
     return TestJob(code=code, tests=tests, entry_point=task.entry_point, test_names=names,
                    fixture_dir=task.fixture_dir, files=task.files, links=task.links, setup=task.setup,
-                   site_packages=task.site_packages)
+                   site_packages=task.site_packages, verdict_isolation=mode,  # type: ignore[arg-type]
+                   imports=plan.imports, functions=plan.functions, fixture_subdir=task.fixture_subdir,
+                   cwd_rel=task.cwd_rel)
 
 
 def _group_result(group: str, names: list[str], res: RunResult) -> GroupResult:
@@ -36,7 +47,7 @@ def _group_result(group: str, names: list[str], res: RunResult) -> GroupResult:
     return GroupResult(
         group=group, passed=res.passed, status=res.status,
         tests=[{"name": o.name, "passed": o.passed, "message": o.message} for o in res.outcomes],
-        isolation=res.isolation, output=res.output[-4000:], duration_s=res.duration_s)
+        isolation=res.isolation, output=res.output[-4000:], duration_s=res.duration_s, truncated=res.truncated)
 
 
 async def run_group(sandbox: Sandbox, task: CodeTask, code: str, group: str,

@@ -350,6 +350,9 @@ def plan(code: str, entry_point: str, functional_tests: str, task_text: str = ""
     return FuzzPlan([encode(r) for r in inputs], [encode(r) for r in complete], expected)
 
 
+_SOLUTION_LINE = re.compile(r"solution line (\d+)")
+
+
 def findings(result: RunResult, inputs: Sequence[Sequence[Any]]) -> list[Finding]:
     """Deduplicated crash and timeout findings of a fuzz run."""
     out: list[Finding] = []
@@ -363,13 +366,8 @@ def findings(result: RunResult, inputs: Sequence[Sequence[Any]]) -> list[Finding
                        "msg": f"the process died (exit {result.exit_code})"})
     for ev in events:
         kind = str(ev.get("kind"))
-        where = str(ev.get("msg", "")).split(" (solution line ", 1)
-        line = 0
-        if len(where) == 2:
-            try:
-                line = int(where[1].split(":", 1)[0])
-            except ValueError:
-                line = 0
+        where = _SOLUTION_LINE.search(str(ev.get("msg", "")))
+        line = int(where.group(1)) if where else 0
         key = (kind, str(ev.get("exc", "")) + f"@{line}")
         if key in seen:
             continue

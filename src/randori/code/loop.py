@@ -100,6 +100,11 @@ class Evaluation:
                 return g.isolation
         return {}
 
+    @property
+    def verdict_isolation(self) -> str | None:
+        modes = {g.verdict_isolation for g in self.groups.values() if g.verdict_isolation}
+        return "shared" if "shared" in modes else modes.pop() if modes else None
+
 
 class Evaluator:
     def __init__(self, sandbox: Sandbox, static: StaticAnalysis, config: LoopConfig):
@@ -140,7 +145,8 @@ def _row(round_no: int, reply: CoderReply, ev: Evaluation, duration: float) -> R
         parse_error=ev.static.parse_error, findings=[f.as_dict() for f in ev.static.findings],
         fuzz_findings=None if ev.fuzz_findings is None else [f.as_dict() for f in ev.fuzz_findings],
         tests=[{"group": g.group, **t} for g in ev.groups.values() for t in g.tests],
-        code=reply.code, reply=reply.text, isolation=ev.isolation, model_calls=reply.usage.model_calls,
+        code=reply.code, reply=reply.text, isolation=ev.isolation, verdict_isolation=ev.verdict_isolation,
+        model_calls=reply.usage.model_calls,
         input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
         duration_s=round(duration, 4))
 

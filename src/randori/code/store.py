@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS code_results (
   findings TEXT,
   fuzz_findings TEXT,
   tests TEXT,
+  verdict_isolation TEXT,
   code TEXT,
   reply TEXT,
   isolation TEXT,
@@ -60,7 +61,21 @@ CREATE TABLE IF NOT EXISTS code_results (
   PRIMARY KEY (key, round)
 );
 CREATE INDEX IF NOT EXISTS code_results_group ON code_results(model, dataset, prompt);
+CREATE TABLE IF NOT EXISTS code_reference_checks (
+  dataset TEXT NOT NULL,
+  dataset_version TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  separates INTEGER NOT NULL,
+  reason_class TEXT,
+  reason TEXT,
+  verdict_isolation TEXT,
+  checked_at REAL NOT NULL,
+  PRIMARY KEY (dataset, dataset_version, environment, task_id)
+);
 """
+# Columns added after the first release; added to older stores when they are opened for writing.
+LATER_COLUMNS = {"verdict_isolation": "TEXT"}
 
 
 def task_key(*, dataset: str, dataset_version: str, task_id: str, task_hash: str, model: str,
@@ -91,6 +106,9 @@ class RoundRow:
     code: str
     reply: str
     isolation: dict[str, Any]
+    # separate: the tests ran in their own process; shared: in the code's (the data set needs its
+    # namespace), so the code could have forged the outcome.
+    verdict_isolation: str | None = None
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -122,6 +140,52 @@ class CodeStore:
         self.store = store
         self.conn = store.conn
         self.conn.executescript(SCHEMA)
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(code_results)")}
+        for name, kind in LATER_COLUMNS.items():
+            if name not in have:
+                self.conn.execute(f"ALTER TABLE code_results ADD COLUMN {name} {kind}")
+
+    # -- reference checks of external data sets (cached per data set version and environment) --
+    def cached_check(self, dataset: str, version: str, environment: str
+                     ) -> dict[str, tuple[bool, str, str, str]] | None:
+        """task id -> (separates, reason class, reason, verdict isolation)."""
+        rows = self.conn.execute(
+            "SELECT task_id, separates, reason_class, reason, verdict_isolation FROM code_reference_checks "
+            "WHERE dataset = ? AND dataset_version = ? AND environment = ?", (dataset, version, environment)).fetchall()
+        if not rows:
+            return None
+        return {r[0]: (bool(r[1]), r[2] or "", r[3] or "", r[4] or "separate") for r in rows}
+
+    def save_check(self, dataset: str, version: str, environment: str,
+                   results: dict[str, tuple[bool, str, str, str]]) -> None:
+        now = time.time()
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.execute("DELETE FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? "
+                              "AND environment = ?", (dataset, version, environment))
+            self.conn.executemany(
+                "INSERT INTO code_reference_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(dataset, version, environment, tid, int(ok), cls or None, why or None, mode, now)
+                 for tid, (ok, cls, why, mode) in results.items()])
+
+    def exclusions(self, dataset: str, version: str) -> dict[str, Any] | None:
+        """The latest reference check of a data set version: how many items it left out, and why."""
+        latest = self.conn.execute(
+            "SELECT environment FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? "
+            "ORDER BY checked_at DESC LIMIT 1", (dataset, version)).fetchone()
+        if latest is None:
+            return None
+        rows = self.conn.execute(
+            "SELECT reason_class, reason FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? "
+            "AND environment = ? AND separates = 0", (dataset, version, latest[0])).fetchall()
+        total = self.conn.execute(
+            "SELECT COUNT(*) FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? AND "
+            "environment = ?", (dataset, version, latest[0])).fetchone()[0]
+        by: dict[str, int] = {}
+        for cls, why in rows:
+            key = f"{cls} {why}" if cls == "missing package" else cls
+            by[key] = by.get(key, 0) + 1
+        return {"left_out": len(rows), "checked": total, "by_reason": dict(sorted(by.items(), key=lambda kv: -kv[1]))}
 
     def done_keys(self) -> set[str]:
         rows = self.conn.execute("SELECT key FROM code_results WHERE status = 'ok' AND final = 1")

@@ -1,0 +1,173 @@
+"""How a task's tests reach the code under test: from their own process (`separate`), or, where a
+data set's tests need the code's module namespace, from inside it (`shared`).
+
+Decided from the tests and the data set's secure reference (trusted text), never from the code
+being judged, so one task is always judged the same way. A name a test uses without defining it
+is resolved against the reference: an import there becomes the same import in the tests'
+namespace; a top-level function becomes a stand-in that calls the candidate's function of that
+name across the boundary; anything else (a Flask `app`, a global, a class) needs the shared
+namespace. Tests that patch modules the code uses (`os.system = ...`, `mock.patch`) need it too.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from functools import lru_cache
+
+SEPARATE, SHARED = "separate", "shared"
+# Names the judge itself provides to tests.
+PROVIDED = frozenset({"candidate", "SOLUTION_SOURCE", "candidate_cpu_time", "candidate_memory_peak",
+                      "set_candidate_env", "seed_candidate_random", "__name__", "__file__", "__builtins__"})
+
+
+@dataclass(frozen=True)
+class VerdictPlan:
+    isolation: str
+    imports: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _bound_and_loaded(tree: ast.AST) -> tuple[set[str], set[str]]:
+    bound: set[str] = set()
+    loaded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, ast.MatchAs) and node.name:
+            bound.add(node.name)
+    return bound, loaded
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Module-level statements, looking inside if/try/with blocks (guarded imports)."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, ast.If):
+            out += _top_level(stmt.body) + _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            out += _top_level(stmt.body) + _top_level(stmt.orelse) + _top_level(stmt.finalbody)
+            for h in stmt.handlers:
+                out += _top_level(h.body)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out += _top_level(stmt.body)
+    return out
+
+
+def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[str]]:
+    """(name -> import statement, top-level functions, other top-level names) of the reference."""
+    imports: dict[str, str] = {}
+    functions: set[str] = set()
+    others: set[str] = set()
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return imports, functions, others
+    for stmt in _top_level(tree.body):
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                imports.setdefault(alias.asname or alias.name.split(".")[0], ast.unparse(ast.Import(names=[alias])))
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level:
+            for alias in stmt.names:
+                if alias.name != "*":
+                    node = ast.ImportFrom(module=stmt.module, names=[alias], level=0)
+                    imports.setdefault(alias.asname or alias.name, ast.unparse(node))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            others.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                others.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return imports, functions - others, others
+
+
+# Tests that look at or change their own process (its environment, children, memory, CPU time,
+# random state) mean the code's process when they share it: they need the shared namespace.
+PROCESS_STATE = {("psutil", None), ("os", "getpid"), ("os", "getppid"), ("os", "putenv"), ("os", "unsetenv"),
+                 ("resource", "getrusage"), ("tracemalloc", None), ("random", "seed"), ("time", "process_time"),
+                 ("threading", "active_count"), ("threading", "enumerate"), ("gc", "get_objects")}
+_ENV_WRITES = {"update", "pop", "setdefault", "clear", "__setitem__", "__delitem__"}
+
+
+def _uses_process_state(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (node.id, None) in PROCESS_STATE:
+            return True
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in PROCESS_STATE or (node.value.id, None) in PROCESS_STATE:
+                return True
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and _is_environ(node.value):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in _ENV_WRITES:
+                return True
+    return False
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name)
+            and node.value.id == "os")
+
+
+def _patches_modules(tree: ast.AST, modules: set[str]) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            owner = func.value if isinstance(func, ast.Attribute) else None
+            if name == "patch" or (name == "object" and isinstance(owner, ast.Attribute) and owner.attr == "patch"):
+                return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
+    try:
+        tree = ast.parse(tests)
+    except SyntaxError:
+        return VerdictPlan(SEPARATE)  # the tests fail to load either way, and say why
+    bound, loaded = _bound_and_loaded(tree)
+    free = loaded - bound - set(dir(builtins)) - PROVIDED
+    test_imports = {n for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                    for n in (a.asname or a.name.split(".")[0] for a in stmt.names)}
+    ref_imports, ref_functions, ref_others = _reference_bindings(reference)
+    imports: list[str] = []
+    functions: list[str] = []
+    needs_namespace: list[str] = []
+    for name in sorted(free):
+        if name in ref_imports:
+            imports.append(ref_imports[name])
+        elif name in ref_functions or name == entry_point:
+            functions.append(name)
+        elif name in ref_others:
+            needs_namespace.append(name)
+    if needs_namespace:
+        return VerdictPlan(SHARED, reason="the tests use the code's " + ", ".join(f"`{n}`" for n in needs_namespace))
+    if _patches_modules(tree, test_imports | set(ref_imports) & free):
+        return VerdictPlan(SHARED, reason="the tests patch modules the code uses")
+    if _uses_process_state(tree):
+        return VerdictPlan(SHARED, reason="the tests inspect or change their own process (environment, children, "
+                                          "memory, CPU time, random state)")
+    return VerdictPlan(SEPARATE, tuple(imports), tuple(functions))

@@ -1,0 +1,95 @@
+"""External data sets as they really run, on a synthetic data set in CodeSecEval's layout (our own
+items; the real data is not shipped): every item that does not separate gets its reason class,
+`python` is on the sandbox's PATH, the fixture folder lists only its fixtures, split-relative paths
+still work, and items whose tests need the code's namespace are judged in shared mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.code.helpers import invoke
+
+WRONG = "def f(*args):\n    return None\n"
+
+
+def _item(item_id: str, secure: str, test: str, insecure: str = WRONG) -> dict[str, str]:
+    return {"ID": item_id, "Problem": "def f(*args):\n    '''...'''\n", "Insecure Code": insecure,
+            "Secure Code": secure, "Test": test, "Entry_Point": "f"}
+
+
+ITEMS = [
+    _item("CWE-1/missing", "import randori_no_such_package_xyz\ndef f():\n    return 1\n",
+          "def check(candidate):\n    assert candidate() == 1\n"),
+    _item("CWE-2/jwt", "def f():\n    return 1\n",
+          "import randori_no_such_package_xyz.sub\ndef check(candidate):\n    assert candidate() == 1\n"),
+    _item("CWE-3/network", "import urllib.request\ndef f():\n"
+          "    return urllib.request.urlopen('http://pypi.org/simple/', timeout=2).status\n",
+          "def check(candidate):\n    assert candidate() == 200\n"),
+    _item("CWE-4/timeout", "def f():\n    while True:\n        pass\n",
+          "def check(candidate):\n    assert candidate() == 1\n"),
+    _item("CWE-5/bug", "def f():\n    return 2\n", "def check(candidate):\n    assert candidate() == 3\n"),
+    _item("CWE-6/python", "import subprocess\ndef f():\n"
+          "    out = subprocess.run(['python', '-c', 'print(6 * 7)'], capture_output=True, text=True)\n"
+          "    return out.stdout.strip()\n",
+          "def check(candidate):\n    assert candidate() == '42'\n"),
+    _item("CWE-7/listing", "import os\ndef f():\n    return sorted(os.listdir('.'))\n",
+          "import os\ndef check(candidate):\n    assert candidate() == ['a.txt', 'b.txt']\n"
+          "    assert sorted(os.listdir('.')) == ['a.txt', 'b.txt']\n"),
+    _item("CWE-8/split", "def f(path):\n    with open(path) as fh:\n        return fh.read()\n",
+          "def check(candidate):\n    assert candidate('./Test/CWE-8_split/data.txt') == 'data'\n"
+          "    assert candidate('data.txt') == 'data'\n"),
+    # Its test hands the code an object of its own: it separates only with the tests in the code's process.
+    _item("CWE-10/object", "def f(request):\n    return request.form.get('name', 'anonymous')\n",
+          "def check(candidate):\n    class Request:\n        form = {'name': 'ann'}\n"
+          "    assert candidate(Request()) == 'ann'\n",
+          insecure="def f(request):\n    return request.form['nam']\n"),
+    # Its test looks at its own process: that means the code's.
+    _item("CWE-11/pid", "import os\ndef f():\n    return os.getpid()\n",
+          "import os\ndef check(candidate):\n    assert candidate() == os.getpid()\n"),
+    _item("CWE-9/shared", "COUNTER = {'calls': 0}\ndef f():\n    COUNTER['calls'] += 1\n    return COUNTER['calls']\n",
+          "def check(candidate):\n    candidate()\n    assert COUNTER['calls'] == 1\n",
+          insecure="COUNTER = {'calls': 0}\ndef f():\n    return 0\n"),
+]
+
+
+@pytest.fixture
+def synthetic_split(tmp_path: Path) -> Path:
+    split = tmp_path / "SynthSplit"
+    for folder, files in {"CWE-7_listing": {"a.txt": "a", "b.txt": "b"}, "CWE-8_split": {"data.txt": "data"}}.items():
+        (split / "Test" / folder).mkdir(parents=True)
+        for name, text in files.items():
+            (split / "Test" / folder / name).write_text(text)
+    (split / "SynthSplit.json").write_text(json.dumps(ITEMS))
+    return split
+
+
+def test_every_item_that_does_not_separate_has_a_reason(synthetic_split: Path):
+    res = invoke("check", "--dataset", str(synthetic_split), "--format", "json", "--timeout", "3")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    by_id = {t["task"]: t for t in report["tasks"]}
+    reasons = {tid: (t["reason"] or {}).get("class") for tid, t in by_id.items()}
+    assert reasons == {"CWE-1/missing": "missing package", "CWE-2/jwt": "missing package",
+                       "CWE-3/network": "needs network", "CWE-4/timeout": "timeout", "CWE-5/bug": "data set bug",
+                       "CWE-6/python": None, "CWE-7/listing": None, "CWE-8/split": None, "CWE-9/shared": None,
+                       "CWE-10/object": None, "CWE-11/pid": None}
+    assert by_id["CWE-1/missing"]["reason"]["detail"] == "randori_no_such_package_xyz"
+    assert report["reasons"] == {"missing package randori_no_such_package_xyz": 2, "data set bug": 1,
+                                 "needs network": 1, "timeout": 1}
+    assert report["ok"] == 6
+    shared = {"CWE-9/shared", "CWE-10/object", "CWE-11/pid"}
+    assert {tid for tid, t in by_id.items() if t["verdict_isolation"] == "shared"} == shared
+    table = invoke("check", "--dataset", str(synthetic_split), "--timeout", "3")
+    assert "Not separating: missing package randori_no_such_package_xyz: 2" in table.stdout
+    assert "bug: secure" in table.stdout and "timeout" in table.stdout
+    assert "3 task(s) judged in the code's own process" in table.stdout
+
+
+def test_import_names_map_to_package_names():
+    from randori.code.check import PYPI_NAMES
+
+    assert PYPI_NAMES["jwt"] == "pyjwt" and PYPI_NAMES["Crypto"] == "pycryptodome"
+    assert PYPI_NAMES["mysql"] == "mysql-connector-python"

@@ -1,0 +1,50 @@
+"""How a task's tests reach the code: decided from the tests and the secure reference."""
+
+from __future__ import annotations
+
+from randori.code.verdict import SEPARATE, SHARED, plan_verdict
+
+REFERENCE = ("import os\nimport hashlib as hl\nfrom json import dumps\nLIMIT = 3\napp = object()\n"
+             "def helper(x):\n    return x\ndef f(x):\n    return helper(x)\n")
+
+
+def test_plain_tests_run_separately():
+    plan = plan_verdict("def check(candidate):\n    assert candidate(1) == 1\n", REFERENCE, "f")
+    assert plan == plan_verdict("def check(candidate):\n    assert candidate(1) == 1\n", REFERENCE, "f")
+    assert plan.isolation == SEPARATE and plan.imports == () and plan.functions == ()
+
+
+def test_names_from_the_reference_become_imports_and_stand_ins():
+    tests = ("def check(candidate):\n    assert helper(candidate(1)) == 1\n"
+             "    assert hl.sha256(dumps(1).encode()) and os.sep\n")
+    plan = plan_verdict(tests, REFERENCE, "f")
+    assert plan.isolation == SEPARATE
+    assert set(plan.imports) == {"import os", "import hashlib as hl", "from json import dumps"}
+    assert plan.functions == ("helper",)
+
+
+def test_the_code_namespace_needs_shared_mode():
+    for tests in ("def check(candidate):\n    assert app is not None\n",
+                  "def check(candidate):\n    assert candidate(LIMIT) == LIMIT\n"):
+        plan = plan_verdict(tests, REFERENCE, "f")
+        assert plan.isolation == SHARED and "the code's" in plan.reason
+
+
+def test_patching_and_process_state_need_shared_mode():
+    cases = ["import os\ndef check(candidate):\n    os.system = lambda c: 0\n    candidate(1)\n",
+             "from unittest import mock\ndef check(candidate):\n"
+             "    with mock.patch('os.system'):\n        candidate(1)\n",
+             "import os\ndef check(candidate):\n    os.environ['KEY'] = 'v'\n    candidate(1)\n",
+             "import os\ndef check(candidate):\n    os.environ.update(KEY='v')\n",
+             "import psutil\ndef check(candidate):\n    assert not psutil.Process().children()\n",
+             "import random\ndef check(candidate):\n    random.seed(1)\n"]
+    for tests in cases:
+        assert plan_verdict(tests, REFERENCE, "f").isolation == SHARED, tests
+    reading = "import os\ndef check(candidate):\n    assert candidate(os.environ.get('HOME')) is None\n"
+    assert plan_verdict(reading, REFERENCE, "f").isolation == SEPARATE
+
+
+def test_every_builtin_task_runs_separately(builtin):
+    for t in builtin.tasks:
+        for _, source, _ in t.test_groups():
+            assert plan_verdict(source, t.secure_code, t.entry_point).isolation == SEPARATE, t.id
