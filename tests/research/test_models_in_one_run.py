@@ -32,3 +32,11 @@ def test_a_model_named_twice_runs_once(tmp_path):
                 "-m", "scripted/oracle", "--results", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "3 cases planned" in r.stderr  # benign, injection task alone, attacked
+
+
+def test_an_external_agent_takes_at_most_one_model(tmp_path):
+    r = randori("run", "-s", "banking", "--agent", "tests.fakes.replay:oracle_agent", "-m", "scripted/oracle",
+                "-m", "scripted/gullible", "--results", str(tmp_path))
+    assert r.returncode == 2
+    [line] = [ln for ln in r.stderr.splitlines() if ln.startswith("randori: error:")]
+    assert "give at most one --model" in line
