@@ -14,6 +14,9 @@ install: $(BIN)/python
 demo: $(BIN)/python
 	$(BIN)/pip install -q -e .
 	$(BIN)/randori run --results results/demo
+	@echo "randori is installed in $(BIN): run the commands above as shown, or put it on PATH with"
+	@echo "  . $(BIN)/activate"
+	@echo "then: randori report -r results/demo   (the table again; randori --help lists every command)"
 
 test: install
 	$(BIN)/ruff check src tests benchmarks

@@ -26,34 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def ground_truths(suite_names: list[str]) -> dict[str, tuple[list[dict], str]]:
-    """Task text -> (the tool calls of its ground truth, its answer), for user prompts and injection goals."""
-    from randori.suites import get_suite
-
-    table: dict[str, tuple[list[dict], str]] = {}
-    for name in suite_names:
-        s = get_suite(name)
-        for task in [*s.user_tasks.values(), *s.injection_tasks.values()]:
-            text = getattr(task, "prompt", None) or task.goal
-            calls = [{"function": c.function, "args": c.args} for c in task.ground_truth(s.load_env())]
-            table[text] = (calls, task.ground_truth_output or "Done.")
-    return table
-
-
 def serve(suite_names: list[str], latency: float, port_q: mp.Queue) -> None:
     from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.fakes.policies import ground_truth_policy
 
-    table = ground_truths(suite_names)
-
-    def policy(req: dict) -> object:
-        prompt = next(m["content"] for m in req["messages"] if m["role"] == "user")
-        steps, answer = table.get(prompt, ([], "Done."))
-        k = sum(1 for m in req["messages"] if m["role"] == "assistant")
-        if k < len(steps):
-            return [(steps[k]["function"], steps[k]["args"])]
-        return answer
-
-    with FakeOpenAIServer(policy, latency=latency, record=False) as server:
+    with FakeOpenAIServer(ground_truth_policy(suite_names), latency=latency, record=False) as server:
         port_q.put(server.base_url)
         while True:
             time.sleep(3600)

@@ -18,6 +18,22 @@ from randori.errors import FatalModelError, UserError, clip, scrub_secrets
 app = typer.Typer(
     help="randori: measure how safely LLM agents behave when the data they touch is hostile.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        import randori
+
+        typer.echo(f"randori {randori.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print randori's version and exit.")) -> None:
+    pass
+
+
 suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args_is_help=True)
 app.add_typer(suites_app, name="suites")
 
@@ -92,103 +108,187 @@ def _check_base_url(option: str, url: str | None) -> None:
         check_base_url(url, option)
 
 
-@app.command()
+# `run --help` groups its options in these panels.
+WHAT = "What to run"
+MODEL = "Model settings"
+ATTACKS = "Attacks and defenses"
+LIMITS = "Limits and spend"
+OUTPUT = "Output"
+
+
+@app.command(short_help="Run a benchmark (resumes where the store left off).")
 def run(
-    suite: list[str] = typer.Option([], "--suite", "-s", help="Suite to run (repeatable). Default: all."),
-    model: str | None = typer.Option(
-        None, "--model", "-m", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle. "
-        f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
-    base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server."),
+    suite: list[str] = typer.Option([], "--suite", "-s", metavar="SUITE",
+                                    help="Suite to run (repeatable). Default: all.", rich_help_panel=WHAT),
+    model: list[str] = typer.Option(
+        [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
+        f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
+        rich_help_panel=MODEL),
+    base_url: list[str] = typer.Option(
+        [], "--base-url", help="Endpoint of an OpenAI-compatible server. Repeatable: the same model served at "
+        "several addresses; each request goes to the least loaded, a failing one is left out for a while.",
+        rich_help_panel=MODEL),
     attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
                                      help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
-                                     "list`. With 2+ attacks the report adds a 'max' row."),
+                                     "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
     defense: list[str] = typer.Option(["none"], "--defense", "-d",
                                       help="Defense (repeatable: one report row each). A+B stacks defenses; "
-                                      "NAME\\[key=value] sets parameters; see `randori defenses list`."),
+                                      "NAME\\[key=value] sets parameters; see `randori defenses list`.",
+                                      rich_help_panel=ATTACKS),
     attacker_model: str | None = typer.Option(
         None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
-        "scripted agents, else the agent's own model."),
+        "scripted agents, else the agent's own model.", rich_help_panel=ATTACKS),
     attacker_budget: int | None = typer.Option(None, min=1, max=MAX_BUDGET,
                                                help="Agent runs per case for --attack adaptive (default 10) and "
-                                               "search (default 20)."),
+                                               "search (default 20).", rich_help_panel=ATTACKS),
     attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
-                                             help="The adaptive attacker also sees each try's tool calls and outputs."),
+                                             help="The adaptive attacker also sees each try's tool calls and outputs.",
+                                             rich_help_panel=ATTACKS),
     attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
-                                                 "attacker model."),
-    user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable)."),
+                                                 "attacker model.", rich_help_panel=ATTACKS),
+    user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable).",
+                                        rich_help_panel=WHAT),
     injection_task: list[str] = typer.Option([], "--injection-task", "-i",
-                                             help="Only these injection tasks (repeatable)."),
-    benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack."),
-    no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all."),
-    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times."),
-    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once."),
+                                             help="Only these injection tasks (repeatable).", rich_help_panel=WHAT),
+    benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack.",
+                                rich_help_panel=WHAT),
+    no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all.", rich_help_panel=WHAT),
+    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times.",
+                                rich_help_panel=WHAT),
+    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once.", rich_help_panel=LIMITS),
+    limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
+                                     help="Run at most N of the cases not yet in the store (whole task pairs first, "
+                                     "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
+    sample: float | None = typer.Option(
+        None, "--sample", metavar="FRACTION", help="Run a FRACTION (0-1] of the plan, stratified by suite and "
+        "user task and seeded; a larger fraction or a full run later reuses every case already stored.",
+        callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
+    sample_seed: int = typer.Option(0, "--sample-seed", metavar="SEED", help="Seed of --sample and --limit.",
+                                    rich_help_panel=LIMITS),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", metavar="USD", help="Stop cleanly before this run spends more than USD (at the price "
+        "table's prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
+        rich_help_panel=LIMITS),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
+                                 "run nothing.", rich_help_panel=LIMITS),
     temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
-                                    "(for models that reject the parameter)."),
-    seed: int | None = typer.Option(None, help="Sampling seed, sent as given."),
-    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call."),
+                                    "(for models that reject the parameter).", rich_help_panel=MODEL),
+    seed: int | None = typer.Option(None, help="Sampling seed, sent as given.", rich_help_panel=MODEL),
+    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call.",
+                                          rich_help_panel=MODEL),
     reasoning_effort: str | None = typer.Option(
-        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it."),
-    max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped."),
+        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it.",
+        rich_help_panel=MODEL),
+    max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped.",
+                                  rich_help_panel=MODEL),
     timeout: float = typer.Option(120.0, help="Seconds one model request may take.",
-                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds"),
+                                  rich_help_panel=MODEL),
     max_retries: int = typer.Option(
         4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
-        "dropped connection (exponential backoff with jitter; Retry-After is obeyed)."),
+        "dropped connection (exponential backoff with jitter; Retry-After is obeyed).", rich_help_panel=MODEL),
     provider_concurrency: int | None = typer.Option(
-        None, min=1, help="Requests in flight at once per provider. Default: the provider's own "
-        "(see `randori models`)."),
+        None, min=1, help="Most requests in flight at once per server. Default: the provider's own "
+        "(see `randori models`).", rich_help_panel=MODEL),
+    adaptive: bool = typer.Option(
+        True, "--adaptive/--no-adaptive", help="Adapt the requests in flight to rate limits and overload "
+        "(halve on HTTP 429/529, grow back on success; pace by rate-limit headers), up to "
+        "--provider-concurrency. --no-adaptive keeps that number fixed.", rich_help_panel=MODEL),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
-                                       help="TOML price table overriding the built-in one (see docs)."),
-    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+                                       help="TOML price table overriding the built-in one (see docs).",
+                                       rich_help_panel=OUTPUT),
+    agent: str = typer.Option(
+        "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
+        "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
+        "case's tools over MCP). See README, 'Your own agent'.", rich_help_panel=WHAT),
+    agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
+                                             "and report row.", rich_help_panel=WHAT),
+    agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
+                                        callback=_number_in("--agent-timeout", 0.001, MAX_TIMEOUT, " of seconds"),
+                                        rich_help_panel=LIMITS),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP, rich_help_panel=OUTPUT),
 ) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
-    each attack. Finished cases in the results store are skipped, so re-running resumes.
+    each attack, for each model and defense. Finished cases in the results store are skipped, so
+    re-running resumes.
 
     Two runs on one results directory share the work: a case another live run has claimed is left to it."""
     from rich.console import Console
 
+    from randori import cli_plan
+    from randori.agents.external import get_agent
     from randori.agents.models import ModelSettings, get_model
     from randori.bench.report import print_summary
     from randori.bench.runner import Selection, plan
     from randori.bench.store import Store
 
     results_dir = _results_dir(results)
-    _check_base_url("--base-url", base_url)
+    agent_spec = get_agent(agent, agent_version, agent_timeout)
+    for url in base_url:
+        _check_base_url("--base-url", url)
     _check_base_url("--attacker-base-url", attacker_base_url)
     settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
                              reasoning_effort=reasoning_effort)
     _use_prices(prices)
     console = Console(stderr=True)
-    model_name = model or os.environ.get("RANDORI_MODEL")
-    if not model_name:
-        model_name = DEFAULT_MODEL
+    model_names = list(dict.fromkeys(model)) or [os.environ.get("RANDORI_MODEL") or ""]
+    if agent_spec.external:
+        if len(model_names) > 1:
+            raise UserError(f"--agent {agent_spec.name} is the agent under test: give at most one --model (it "
+                            "serves the defenses that ask a model)")
+        model_names = [_defense_model(model[0] if model else None, model_names[0] or None, defense,
+                                      agent_spec.name) or ""]
+    elif not model_names[0]:
+        model_names = [DEFAULT_MODEL]
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
-    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    chat_model = get_model(model_name, settings, timeout=timeout, max_retries=max_retries,
-                           concurrency=provider_concurrency, **options)
+    if max_cost is not None:
+        cli_plan.check_prices([m for m in model_names if m], "--max-cost")
+    # Several servers of one model: the case key names the model, never a server, so results do
+    # not depend on which server answered and a run with more servers resumes one with fewer.
+    options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
+    chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
+                             adaptive=adaptive, **options) if name else None for name in model_names]
     suites = _load_suites(suite)
-    sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
-                    user_tasks=user_task, injection_tasks=injection_task, benign=benign,
-                    repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
-                                                      "trace": attacker_sees_trace},
-                    # The default attacker is the agent's own model, so it is served where the agent is.
-                    attacker_base_url=attacker_base_url or (base_url if attacker_model is None else None))
-    cases = plan(sel)
+    # The default attacker is the agent's own model, so it is served where the agent is.
+    attacker_url = attacker_base_url or (base_url[0] if base_url and attacker_model is None else None)
+    batches = []
+    for chat_model in chat_models:
+        sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
+                        user_tasks=user_task, injection_tasks=injection_task, benign=benign,
+                        repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
+                                                          "trace": attacker_sees_trace},
+                        attacker_base_url=attacker_url, agent=agent_spec)
+        batches.append(cli_plan.Batch(chat_model, cli_plan.subset(plan(sel), fraction=sample, seed=sample_seed)))
+    cases = [c for b in batches for c in b.cases]
+    by_name = {s.name: s for s in suites}
+    subset_note = f" (a {sample:g} sample, seed {sample_seed})" if sample is not None else ""
+    if dry_run:
+        _dry_run(console, results_dir, batches, by_name, limit, sample_seed, subset_note)
+        return
     with Store(results_dir) as store:
         done = store.done_keys()
-        todo = [c for c in cases if c.key not in done]
-        console.print(f"{len(cases)} cases planned, {len(cases) - len(todo)} already in {store.path}, "
-                      f"{len(todo)} to run.", highlight=False, soft_wrap=True)
-        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": model_name,
-                  "settings": settings.key_fields(), "attacks": list(sel.attacks),
-                  "defenses": list(defense), "repeats": repeats, "argv": _safe_argv()}
+        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, sample_seed)
+        console.print(f"{len(cases)} cases planned{subset_note}, {len(cases) - len(todo)} already in {store.path}"
+                      + (f" or left for later (--limit {limit})" if limit is not None else "")
+                      + f", {len(todo)} to run.", highlight=False, soft_wrap=True)
+        cap = cli_plan.spend_cap(max_cost, cli_plan.estimator(store, by_name, chat_models), todo)
+        names = [m for m in model_names if m]
+        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(names) or None,
+                  "models": names,
+                  **({"agent": agent_spec.name, "agent_version": agent_spec.version} if agent_spec.external else {}),
+                  "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
+                  "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
+                  **_subset_config(sample, sample_seed, limit, max_cost)}
         run_id = store.start_run(config)
         status = "interrupted"
+        keep = {c.key for c in todo}
+        for b in batches:
+            b.cases = [c for c in b.cases if c.key in keep]
         try:
-            tally = _run_with_progress(todo, {s.name: s for s in suites}, chat_model, store, run_id,
-                                       concurrency, max_steps, sel.attacker_base_url)
-            status = "finished"
+            tally = _run_with_progress(batches, by_name, store, run_id,
+                                       concurrency, max_steps, attacker_url, cap, agent_spec)
+            status = "cost_cap" if cap is not None and cap.stopped else "finished"
         except KeyboardInterrupt:
             console.print("Interrupted: finished cases are saved; run the same command to resume.")
             raise typer.Exit(130) from None
@@ -203,11 +303,64 @@ def run(
     if tally["elsewhere"]:
         console.print(f"{tally['elsewhere']} case(s) were being run by another randori run on {results_dir}; "
                       "they are not in this summary.", highlight=False, soft_wrap=True)
+    if cap is not None and cap.stopped:
+        console.print(cli_plan.cap_message(cap, len(todo) - tally["ran"] - tally["elsewhere"]), highlight=False,
+                      soft_wrap=True)
+    compare_by = "defense" if len(set(defense)) > 1 else "model" if len(model_names) > 1 else None
+    console.print(cli_plan.next_steps(results_dir, compare_by), highlight=False, soft_wrap=True)
     if tally["ran"] and tally["errors"] == tally["ran"]:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
                    f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
         raise typer.Exit(1)
+
+
+def _subset_config(sample: float | None, seed: int, limit: int | None, max_cost: float | None) -> dict[str, Any]:
+    from randori.bench.sample import describe
+
+    out = describe(sample, seed, limit)
+    if max_cost is not None:
+        out["max_cost_usd"] = max_cost
+    return out
+
+
+def _dry_run(console: Any, results_dir: Path, batches: list[Any], suites: dict[str, Any], limit: int | None,
+             seed: int, subset_note: str) -> None:
+    """--dry-run: read the store if there is one (never create it) and print the plan with its cost."""
+    from randori import cli_plan
+    from randori.bench.store import STORE_FILE, open_existing
+
+    cases = [c for b in batches for c in b.cases]
+    store = open_existing(results_dir, readonly=True) if (results_dir / STORE_FILE).exists() else None
+    try:
+        done = store.done_keys() if store is not None else set()
+        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, seed)
+        est = cli_plan.estimator(store, suites, [b.model for b in batches])
+        cli_plan.print_dry_run(console, len(cases), len(cases) - len(todo), todo, est, subset_note)
+    finally:
+        if store is not None:
+            store.close()
+    import asyncio
+
+    async def close() -> None:
+        for b in batches:
+            if b.model is not None:
+                await b.model.aclose()
+
+    asyncio.run(close())
+
+
+def _defense_model(given: str | None, model_name: str | None, defenses: list[str], agent: str) -> str | None:
+    """With an external agent, --model serves only defenses that ask a model before the agent starts
+    (policy); it is loaded only for them."""
+    from randori.agents.defenses import get_defense
+    from randori.agents.external import asks_model
+
+    if any(asks_model(get_defense(d)) for d in defenses):
+        return model_name
+    if given:
+        warn(f"--model {given} is not used: the agent under test is {agent}, and no defense of this run asks a model")
+    return None
 
 
 def _use_prices(path: Path | None) -> None:
@@ -252,22 +405,30 @@ def _safe_argv() -> list[str]:
 _URL_PASSWORD = re.compile(r"(://[^/:@\s]*:)[^/@\s]*@")
 
 
-def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, store: Any, run_id: int,
-                       concurrency: int, max_steps: int, attacker_base_url: str | None = None) -> dict[str, Any]:
-    """Run `todo` with a progress bar; returns what this process did: cases run, errors (by
-    category, and the first message) and cases left to another run that had claimed them."""
+def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, run_id: int, concurrency: int,
+                       max_steps: int, attacker_base_url: str | None = None, cap: Any = None,
+                       agent: Any = None) -> dict[str, Any]:
+    """Run each model's cases (one model after another) under one progress bar; returns what this
+    process did: cases run, errors (by category, and the first message) and cases left to another
+    run that had claimed them. `cap` (a SpendCap) admits each case before it starts."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from randori.agents.agent import BUILTIN
     from randori.bench.runner import run_cases
+    from randori.cli_plan import Meter
 
+    total = sum(len(b.cases) for b in batches)
+    meter = Meter()
     with Progress(TextColumn("[bold]running"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeRemainingColumn(),
-                  transient=False, disable=not todo) as progress:
-        bar = progress.add_task("cases", total=len(todo), status="")
+                  transient=False, disable=not total) as progress:
+        bar = progress.add_task("cases", total=total, status="")
         counts = {"errors": 0, "attacks": 0}
         tally: dict[str, Any] = {"ran": 0, "errors": 0, "elsewhere": 0, "categories": {}, "first_error": ""}
 
         def on_result(res: Any) -> None:
+            if cap is not None:
+                cap.record(res)
             if res is None:  # claimed or finished by another run on the same store
                 tally["elsewhere"] += 1
                 progress.update(bar, advance=1)
@@ -279,15 +440,27 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
                 tally["first_error"] = tally["first_error"] or res.error_message or ""
             counts["errors"] += res.status != "ok"
             counts["attacks"] += bool(res.attack_succeeded)
-            progress.update(bar, advance=1,
-                            status=f"attacks succeeded {counts['attacks']}, errors {counts['errors']}")
+            meter.add(res)
+            status = f"{counts['attacks']} attacks succeeded, {counts['errors']} errors, {meter.text()}"
+            load = getattr(current["model"], "status", None)  # issue 17: the requests in flight and rate limits
+            if callable(load) and load():
+                status += f"\n{load()}"
+            progress.update(bar, advance=1, status=status)
+
+        current: dict[str, Any] = {"model": None}
 
         async def go() -> None:
-            try:
-                await run_cases(todo, suites, model, store, run_id, concurrency=concurrency,
-                                max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
-            finally:
-                await model.aclose()
+            for b in batches:
+                current["model"] = b.model
+                try:
+                    if b.cases and (cap is None or not cap.stopped):
+                        await run_cases(b.cases, suites, b.model, store, run_id, concurrency=concurrency,
+                                        max_steps=max_steps, on_result=on_result,
+                                        attacker_base_url=attacker_base_url, agent=agent or BUILTIN,
+                                        admit=cap.admit if cap is not None else None)
+                finally:
+                    if b.model is not None:
+                        await b.model.aclose()
 
         import asyncio  # lazy: keeps `randori --help` fast
 
@@ -295,7 +468,7 @@ def _run_with_progress(todo: list[Any], suites: dict[str, Any], model: Any, stor
     return tally
 
 
-@app.command()
+@app.command(short_help="Summarise a results store: table, pivot, HTML report, json and csv.")
 def report(
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     fmt: str = typer.Option("table", "--format", "-f",
@@ -309,8 +482,11 @@ def report(
                                       help="Include results of suite versions other than the installed ones."),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
+    wide: bool = typer.Option(False, "--wide", help="The full table: every rate with n and one decimal, and costs "
+                              "per case (about 230 columns)."),
 ) -> None:
-    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows.
+    """Summarise a results store: one row per (model, defense, attack, suite), plus pooled rows,
+    in 80 columns (`--wide` for every column), and a model x defense pivot.
     `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas.
 
     The store is opened read-only: a report never changes it."""
@@ -339,7 +515,7 @@ def report(
         assert tables is not None
         write_csv(tables[table], sys.stdout)
     elif html is None:
-        print_summary(kept)
+        print_summary(kept, wide=wide)
         if dropped:
             typer.echo(f"({dropped} cases from other suite versions not shown; use --all-versions)")
 
@@ -360,7 +536,7 @@ def _write_html_report(path: Path, rows: list[dict[str, Any]], results: Path, dr
     console.print(f"Wrote {path} ({len(text) // 1024} KiB, {len(rows)} cases).")
 
 
-@app.command()
+@app.command(short_help="Browse a results store in a local web app.")
 def view(
     results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
     port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="Port on 127.0.0.1."),
@@ -369,8 +545,6 @@ def view(
     case's trace with the injected text marked and the environment's changes. Serves 127.0.0.1 only.
 
     The store is opened read-only."""
-    import socket
-
     from randori.bench.store import open_existing
 
     results_dir = _results_dir(results)
@@ -381,13 +555,19 @@ def view(
         from randori.viewer.app import create_app
     except ImportError as e:
         raise UserError(f"the viewer needs its extra: pip install 'randori[viewer]' ({e.name} is missing)") from None
+    _check_port(port)
+    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
+    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
+
+
+def _check_port(port: int) -> None:
+    import socket
+
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
             raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
-    typer.echo(f"randori viewer for {results_dir} on http://127.0.0.1:{port}/ (Ctrl+C to stop)", err=True)
-    uvicorn.run(create_app(results_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
 @suites_app.command("list")
@@ -416,23 +596,31 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
 @suites_app.command("show")
 def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
     """The tasks of one suite: ids, difficulty, prompts and goals."""
+    from randori.bench.text import wrap
+
     [s] = _load_suites([name], prepare=False)
+    width = _terminal_width()
+
+    def say(text: str, indent: str = "  ", more: str = "      ") -> None:
+        typer.echo(wrap(text, width, indent, more))
+
     typer.echo(f"{s.name}@{s.version}  (user: {s.user_name})")
     typer.echo("\nUser tasks:")
     for tid, t in s.user_tasks.items():
-        typer.echo(f"  {tid} [{t.difficulty}] {t.prompt}")
+        say(f"{tid} [{t.difficulty}] {t.prompt}")
         if t.distractors:
-            typer.echo(f"      wrong answers it rejects: {', '.join(map(str, t.distractors))}")
+            say(f"wrong answers it rejects: {', '.join(map(str, t.distractors))}", "      ", "        ")
         for extra in t.tolerated_extras:
             what = extra.function + (f"({', '.join(f'{k}={v!r}' for k, v in extra.args.items())})"
                                      if extra.args else "")
-            typer.echo(f"      tolerates an extra {what}: {extra.reason}")
+            say(f"tolerates an extra {what}: {extra.reason}", "      ", "        ")
     typer.echo("\nInjection tasks:")
     for tid, it in s.injection_tasks.items():
-        typer.echo(f"  {tid} [{it.difficulty}] {it.goal}")
-    typer.echo("\nTools: " + ", ".join(s.tool_map))
+        say(f"{tid} [{it.difficulty}] {it.goal}")
+    typer.echo()
+    say("Tools: " + ", ".join(s.tool_map), "", "  ")
     for v in s.tool_vectors.values():
-        typer.echo(f"Tool-description vector {v.id} (in {v.tool}): {v.description}")
+        say(f"Tool-description vector {v.id} (in {v.tool}): {v.description}", "", "  ")
 
 
 @suites_app.command("check")
@@ -527,6 +715,64 @@ def _mount_code_track() -> None:
 
 _mount_code_track()
 
+mcp_app = typer.Typer(help="Serve a case's tools over MCP to a client you start yourself.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite of the case."),
+    user_task: str = typer.Option(..., "--user-task", "-u", help="The user task."),
+    injection_task: str | None = typer.Option(None, "--injection-task", "-i",
+                                              help="The attacker's goal (an attacked case; without it: benign)."),
+    attack: str | None = typer.Option(None, "--attack", "-a", help="Attack writing the injection. Default: "
+                                      "important_instructions."),
+    defense: str = typer.Option("none", "--defense", "-d", help="A defense at the tool boundary (see "
+                                "`randori defenses list`)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model a defense asks before the agent starts "
+                                     "(policy)."),
+    port: int = typer.Option(0, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
+    agent_version: str | None = typer.Option(None, help="Names the client you connect (e.g. claude-desktop-1.2): "
+                                             "part of the case key and report rows."),
+    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP),
+) -> None:
+    """Serve one case over MCP (streamable HTTP on 127.0.0.1) to any client, started by hand. Prints
+    the URL, the instructions and the user's request; Ctrl-C or SIGTERM ends the case. The agent's
+    final answer is then read from stdin (paste it, or pipe it in), and the case is scored, printed
+    and stored like any other (each session is a new repeat)."""
+    import asyncio
+
+    from randori.agents.external.mcp import ManualAgent
+    from randori.agents.models import get_model
+    from randori.bench.manual import pick_case, serve_case, verdict
+    from randori.bench.store import Store
+
+    results_dir = _results_dir(results)
+    if port:
+        _check_port(port)
+    [s] = _load_suites([suite])
+    chat_model = get_model(model) if model else None
+    with Store(results_dir) as store:
+        agent = ManualAgent(agent_version)
+        case = pick_case(s, user_task, injection_task, attack, defense, chat_model, agent, store.done_keys())
+
+        def say(text: str) -> None:
+            typer.echo(text)
+
+        result = asyncio.run(serve_case(s, case, store, agent, port=port, model=chat_model, say=say))
+        calls = sum(len(m.get("tool_calls") or []) for m in result.messages or [] if m.get("role") == "assistant")
+        typer.echo("\n".join(verdict(case, result, calls)))
+        typer.echo(f"Stored in {store.path}.")
+
+
+def _mount_compare() -> None:
+    from randori.cli_compare import compare
+
+    app.command("compare", short_help="Paired differences between configurations, with p-values.")(compare)
+
+
+_mount_compare()
+
 
 @attacks_app.command("list")
 def attacks_list() -> None:
@@ -534,9 +780,9 @@ def attacks_list() -> None:
     from randori.attacks import attack_names, get_attack
     from randori.registry import each_loadable
 
-    for attack in each_loadable(attack_names(), get_attack, warn):
-        typer.echo(f"{attack.name:40} {attack.description}")
-    typer.echo(f"{'max (a report row)':40} Broken if any attack of the run broke it; shown whenever 2+ attacks ran.")
+    entries = [(attack.name, attack.description) for attack in each_loadable(attack_names(), get_attack, warn)]
+    entries.append(("max (a report row)", "Broken if any attack of the run broke it; shown whenever 2+ attacks ran."))
+    _listing(entries)
 
 
 @attacks_app.command("export")
@@ -570,16 +816,44 @@ def defenses_list() -> None:
     from randori.agents.defenses import defense_names, get_defense
     from randori.registry import each_loadable
 
-    for defense in each_loadable(defense_names(), get_defense, warn):
-        typer.echo(f"{defense.name:20} {defense.description}")
-    typer.echo("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
-               "(e.g. detector[mode=abort]).")
+    _listing([(d.name, d.description) for d in each_loadable(defense_names(), get_defense, warn)])
+    from randori.bench.text import wrap
+
+    typer.echo(wrap("Stack defenses with A+B (e.g. tool_filter+detector); set parameters with NAME[key=value] "
+                    "(e.g. detector[mode=abort]).", _terminal_width(), "", ""))
 
 
-@app.command()
-def models(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+def _listing(entries: list[tuple[str, str]]) -> None:
+    """Names and descriptions in two columns, descriptions wrapped at word boundaries to the terminal.
+    A name wider than its column (a third of the width) stands on its own line above its description;
+    in a terminal too narrow for two columns, every description goes under its name."""
+    from randori.bench.text import wrap
+
+    width = _terminal_width()
+    name_w = min(max(len(n) for n, _ in entries), max(12, width // 3)) + 2
+    if width - name_w < 30:
+        name_w = 4
+    for name, text in entries:
+        if len(name) < name_w - 1:
+            typer.echo(wrap(f"{name:{name_w - 1}} {text}", width, "", " " * name_w))
+        else:
+            typer.echo(name)
+            typer.echo(wrap(text, width, " " * name_w, " " * name_w))
+
+
+models_app = typer.Typer(help="Model providers: list them (no subcommand), or check one.",
+                         invoke_without_command=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(ctx: typer.Context, fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Model providers: whether each is installed, how to install it, which environment variables
-    it reads (shown as set or unset, never their values) and its default request concurrency."""
+    it reads (shown as set or unset, never their values) and its default request concurrency.
+
+    `randori models check MODEL` tries one model."""
+    if ctx.invoked_subcommand is not None:
+        return
     from randori.agents.models import provider_status
 
     _choice(fmt, ("table", "json"))
@@ -603,6 +877,53 @@ def models(fmt: str = typer.Option("table", "--format", "-f", help="table or jso
     if not console.is_terminal:
         console = Console(width=200)
     console.print(t)
+
+
+@models_app.command("check")
+def models_check(
+    model: str = typer.Argument(..., help="provider/model, e.g. openai/gpt-4o-mini."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of an OpenAI-compatible server."),
+    timeout: float = typer.Option(10.0, help="Seconds each request may take.",
+                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds")),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Check a model in seconds: one tiny request and one tool-calling request, no retries. Prints
+    each one's latency, whether the tool call came back well-formed, the rate-limit headers seen,
+    and a one-line diagnosis of any failure (bad key, unknown model, unreachable URL, TLS, proxy,
+    timeout). Exits 1 when a request failed."""
+    import asyncio
+
+    from randori.agents.models import get_model
+    from randori.agents.models.check import check_model
+
+    _choice(fmt, ("table", "json"))
+    _check_base_url("--base-url", base_url)
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    chat = get_model(model, timeout=timeout, max_retries=0, **options)
+    inner = getattr(chat, "inner", chat)  # the provider itself: no retries or nudges in between
+
+    async def go() -> Any:
+        try:
+            return await check_model(inner, timeout)
+        finally:
+            await chat.aclose()
+
+    result = asyncio.run(go())
+    if fmt == "json":
+        _echo_json(result.as_dict())
+    else:
+        typer.echo(f"{result.model} at {result.where}")
+        import textwrap
+
+        for step in result.steps:
+            state = "ok" if step.ok else f"FAILED ({step.failure})"
+            typer.echo(f"  {step.name:13} {state:8} {step.latency_ms:8.0f} ms")
+            typer.echo(textwrap.fill(scrub_secrets(step.detail), 80, initial_indent=" " * 16,
+                                     subsequent_indent=" " * 16))
+        for i, line in enumerate(result.rate_limits or ["no rate-limit headers in the replies"]):
+            typer.echo(f"  {'rate limits' if i == 0 else '':13} {line}")
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

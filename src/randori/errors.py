@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from randori.agents.messages import Usage
@@ -21,7 +21,9 @@ class StoreError(UserError):
 
 
 ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "server", "context_length", "bad_request",
-                    "bad_response", "auth", "not_found", "internal", "other")
+                    "bad_response", "auth", "not_found", "internal", "other",
+                    # an external agent (a Python callable or an MCP client process) that failed or ran out of time
+                    "agent_crash", "agent_timeout")
 
 # Environment variables whose values are secrets: never let them into a message we store or print.
 _SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY",
@@ -115,12 +117,19 @@ class ModelError(Exception):
         self.retry_after = retry_after
         self.usage: Usage | None = None
         self.unreachable = False  # a connection failure meaning no server could be reached at all
+        self.overloaded = False  # the server said it is overloaded (HTTP 503, 529): a signal to send less
+        self.headers: Any = None  # the failed response's headers, when there was one (rate-limit state)
 
 
 class FatalModelError(ModelError):
     """A failure every further case would meet too (bad credentials, an unknown model or endpoint,
     a server nobody answers at): the run stops at once instead of filling the store with identical
     error cases."""
+
+
+class AgentFailure(ModelError):
+    """An external agent that crashed or ran past its time limit (`agent_crash`, `agent_timeout`).
+    Like a provider failure it is recorded per case, never scored, and retried by the next run."""
 
 
 class AuthError(FatalModelError):

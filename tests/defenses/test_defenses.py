@@ -324,7 +324,8 @@ def test_stacked_defenses_run_every_hook_and_the_report_shows_their_cost(tmp_pat
                 "-i", "injection_task_4", "-d", "tool_filter+detector", "-d", "plan_then_execute+detector",
                 "-d", "none", "-r", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "per case:" in r.stdout and "+1.0 calls," in r.stdout and "+0 " in r.stdout
+    wide = randori("report", "-r", str(tmp_path), "--wide").stdout
+    assert "per case:" in wide and "+1.0 calls," in wide and "+0 " in wide
     rows = {x["defense"]: x for x in json.loads(randori("report", "-r", str(tmp_path), "-f", "json").stdout)["rows"]}
     assert set(rows) == {"tool_filter+detector", "plan_then_execute+detector", "none"}
     assert rows["none"]["attack_success"]["rate"] == 1.0

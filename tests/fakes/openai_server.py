@@ -67,6 +67,7 @@ class FakeServer:
         self.record = record
         self.count = 0
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []  # the request bodies as sent, byte for byte
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.times: list[float] = []
@@ -83,12 +84,14 @@ class FakeServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 with server._lock:
                     server.count += 1
                     n = server.count
                     if server.record:
                         server.requests.append(body)
+                        server.raw.append(raw)
                         server.headers.append(dict(self.headers))
                         server.paths.append(self.path)
                         server.times.append(time.monotonic())
@@ -98,20 +101,21 @@ class FakeServer:
                 if server.latency:
                     time.sleep(server.latency)
                 reply = server.policy(body)
+                extra = server.extra_headers()
                 if isinstance(reply, Fault):
-                    self._fault(reply)
+                    self._fault(reply, extra)
                     return
                 cut = isinstance(reply, Cut)
-                self._send(200, server.render(reply.reply if cut else reply, body, self.path, n, cut))
+                self._send(200, server.render(reply.reply if cut else reply, body, self.path, n, cut), extra)
 
-            def _fault(self, f: Fault) -> None:
+            def _fault(self, f: Fault, headers: dict[str, str]) -> None:
                 if f.delay:
                     time.sleep(f.delay)
                 if f.drop:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                extra = {"Retry-After": f.retry_after} if f.retry_after else {}
+                extra = {**headers, **({"Retry-After": f.retry_after} if f.retry_after else {})}
                 if f.body is not None:
                     self._raw(f.status, f.body.encode(), extra)
                     return
@@ -146,6 +150,10 @@ class FakeServer:
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "fake", "code": status}}
+
+    def extra_headers(self) -> dict[str, str]:
+        """Headers for the reply the policy just chose (called in the request's thread)."""
+        return {}
 
     # -------------------------------------------------------------------------------------------
     @property

@@ -29,7 +29,7 @@ def test_native_tool_use_round_trip_and_exact_settings():
     assert server.paths[0] == "/v1/messages"
     assert first["model"] == "claude-test" and first["temperature"] == 0.0 and first["max_tokens"] == 300
     assert first["output_config"] == {"effort": "low"}
-    assert first["system"].startswith("You are the online-banking assistant")
+    assert first["system"][0]["text"].startswith("You are the online-banking assistant")
     assert [m["role"] for m in first["messages"]] == ["user"]
     tool = next(t for t in first["tools"] if t["name"] == "send_payment")
     assert "amount" in tool["input_schema"]["properties"]

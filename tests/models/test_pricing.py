@@ -18,14 +18,34 @@ def no_user_prices(monkeypatch, tmp_path):
     monkeypatch.delenv(PRICES_ENV, raising=False)
 
 
-def test_builtin_table_most_specific_pattern_wins():
+def test_genai_prices_is_the_base_and_the_builtin_table_covers_the_rest():
     p = load_prices()
-    assert p.lookup("openai/gpt-4o-mini-2024-07-18") == Price(0.15, 0.60)
-    assert p.lookup("openai/gpt-4o-2024-08-06") == Price(2.50, 10.00)
-    assert p.lookup("scripted/gullible") == Price(0, 0)
-    assert p.lookup("openai/some-future-model") is None
+    mini, source = p.priced("openai/gpt-4o-mini-2024-07-18")
+    assert (mini.input, mini.output) == (0.15, 0.60) and source.startswith("genai-prices ")
+    assert "(gpt-4o-mini)" in source  # the entry of genai-prices it matched
+    haiku = p.lookup("anthropic/claude-haiku-4-5")
+    assert haiku.cache_read < haiku.input < haiku.cache_write  # cache reads cheaper, writes dearer
+    assert p.priced("scripted/gullible") == (Price(0, 0), "built-in table")
+    assert p.priced("openai/some-future-model") == (None, None)
     assert p.cost("openai/gpt-4o-mini", 1_000_000, 2_000_000) == pytest.approx(0.15 + 1.20)
     assert p.cost("vllm/my-model", 10, 10) is None  # unknown is not free
+
+
+def test_cached_tokens_and_cache_writes_are_priced_at_their_own_rates():
+    price = Price(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25)
+    # 1M input tokens in all: 600k read from cache, 300k written to it, 100k fresh.
+    assert price.cost(1_000_000, 0, cached=600_000, written=300_000) == pytest.approx(0.06 + 0.375 + 0.1)
+    assert Price(2.0, 0).cost(1_000_000, 0, cached=500_000) == pytest.approx(2.0)  # no cache rate: input rate
+    haiku = load_prices().cost("anthropic/claude-haiku-4-5", 1_000_000, 0, cached=1_000_000)
+    assert haiku == pytest.approx(0.1)
+
+
+def test_a_price_file_overrides_genai_prices_and_may_set_cache_rates(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('["anthropic/claude-haiku-4-5"]\ninput = 2\noutput = 8\ncache_read = 0.5\n')
+    table = load_prices(f)
+    assert table.priced("anthropic/claude-haiku-4-5") == (Price(2, 8, cache_read=0.5), str(f))
+    assert table.source("anthropic/claude-sonnet-4-5").startswith("genai-prices")
 
 
 def test_user_config_then_env_then_flag_override_in_order(monkeypatch, tmp_path):
@@ -50,6 +70,8 @@ def test_user_config_then_env_then_flag_override_in_order(monkeypatch, tmp_path)
     ('["openai/x"]\ninput = "cheap"\noutput = 1\n', "numeric"),
     ('["openai/x"]\ninput = 1\n', "numeric"),
     ('["openai/x"]\ninput = -1\noutput = 1\n', "negative"),
+    ('["openai/x"]\ninput = 1\noutput = 1\ncache_read = -1\n', "negative"),
+    ('["openai/x"]\ninput = 1\noutput = 1\ncache_write = "x"\n', "numeric"),
 ])
 def test_bad_price_files_are_user_errors(text, message):
     with pytest.raises(UserError, match=message):
@@ -84,7 +106,8 @@ def test_report_shows_cost_and_takes_a_price_file(tmp_path):
         r = randori("run", "-s", "banking", "-u", "user_task_1", "--no-attack", "-m", "openai/fake-model",
                     "--base-url", server.base_url, "-r", str(results), env=env)
     assert r.returncode == 0, r.stderr
-    assert "cost (USD)" in r.stdout
+    assert "cost unknown (no price)" in r.stdout
+    assert "cost (USD)" in randori("report", "-r", str(results), "--wide", env=env).stdout
     prices = tmp_path / "p.toml"
     prices.write_text('["openai/fake-model"]\ninput = 1000000\noutput = 0\n')  # $1 per input token
     for how in (["--prices", str(prices)], []):

@@ -9,7 +9,6 @@ import pytest
 
 from randori.bench import figures
 from randori.bench.report import budget_rows, export_tables, flatten, task_rows, write_csv
-from randori.suites import get_suite
 from tests.helpers import randori
 from tests.report.stores import synthetic, write_store
 
@@ -69,7 +68,7 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
     assert {(m, a) for m in ("scripted/gullible", "scripted/oracle") for a in ("important_instructions", "direct")} \
         <= set(by)
     gull = by[("scripted/gullible", "important_instructions")]
-    assert gull["suite (version)"] == f"banking@{get_suite('banking').version}"
+    assert gull["suite (version)"] == "banking@1.1.0"
     assert gull["cases"] == "35"  # 2 benign + 11 injection tasks alone + 2 x 11 attacked
     assert gull["attack success"].startswith("100.0%") and "22/22" in gull["attack success"]
     assert gull["benign utility"].startswith("100.0%") and "2/2" in gull["benign utility"]
@@ -80,9 +79,8 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
 
     # Figures are embedded images that decode, one per kind of data present.
     uris = dict(re.findall(r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="(data:[^"]+)"', html))
-    heatmap = "heatmap-banking-" + get_suite("banking").version.replace(".", "-")
-    assert {"utility-vs-attack", "attack-success-per-suite", heatmap} <= set(uris)
-    png = base64.b64decode(uris[heatmap].split(",", 1)[1])
+    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-1-0"} <= set(uris)
+    png = base64.b64decode(uris["heatmap-banking-1-1-0"].split(",", 1)[1])
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     svg = base64.b64decode(uris["utility-vs-attack"].split(",", 1)[1])
     assert b"<svg" in svg[:400]

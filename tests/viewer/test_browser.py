@@ -23,12 +23,12 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="browser test skipp
                                "is not installed (pip install -e '.[dev]')")
 
 
-@pytest.fixture
-def viewer_url(scripted_store):
+def _serve(store):
+    """`randori view` on `store` in a child process; yields its URL once it answers."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "randori", "view", "-r", str(scripted_store), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "randori", "view", "-r", str(store), "--port", str(port)],
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -42,6 +42,11 @@ def viewer_url(scripted_store):
     yield url
     proc.terminate()
     proc.wait(timeout=15)
+
+
+@pytest.fixture
+def viewer_url(scripted_store):
+    yield from _serve(scripted_store)
 
 
 @pytest.fixture
@@ -88,3 +93,60 @@ def test_click_through_to_a_hijacked_case_and_see_the_injection_and_the_diff(pag
     assert rows.count() == len(trace["diff"]) > 0
     assert rows.first.locator("td").first.inner_text() == trace["diff"][0]["path"]
     assert page.locator("#outcome").inner_text() == "hijacked"
+
+
+@pytest.fixture(scope="module")
+def mixed_store(scripted_store, tmp_path_factory):
+    """The scripted agent-track store plus a real code-track run of two tasks."""
+    import shutil
+
+    from tests.helpers import randori
+
+    directory = tmp_path_factory.mktemp("mixed") / "results"
+    shutil.copytree(scripted_store, directory)
+    r = randori("code", "run", "--results", str(directory), "--task", "sqli-find-user", "--task",
+                "path-read-document")
+    assert r.returncode == 0, r.stderr
+    return directory
+
+
+@pytest.fixture
+def mixed_url(mixed_store):
+    yield from _serve(mixed_store)
+
+
+def test_task_filters_why_goal_rows_and_code_track(page, mixed_url, mixed_store):
+    page.goto(mixed_url + "/cases")
+    # Task filters are in the page, their ids in natural order; choosing one submits the form.
+    options = page.locator("select[name=injection_task] option").all_inner_texts()[1:]
+    numbers = [int(o.rsplit("_", 1)[1]) for o in options]
+    assert numbers == sorted(numbers) and len(numbers) == 11
+    page.select_option("select[name=user_task]", "user_task_2")
+    page.wait_for_url("**user_task=user_task_2**")
+    page.select_option("select[name=injection_task]", "injection_task_10")
+    page.wait_for_url("**injection_task=injection_task_10**")
+    page.select_option("select[name=model]", "scripted/gullible")
+    page.wait_for_url("**model=scripted**")
+    titles = page.locator("a.tile").evaluate_all("ts => ts.map(t => t.title)")
+    assert titles and all("user_task_2 × injection_task_10" in t for t in titles)
+
+    page.locator("a.tile.o-hijacked").first.click()
+    page.wait_for_url("**/case/**")
+    why = page.locator("#why")
+    assert why.is_visible() and "attacker's goal was reached" in why.inner_text()
+    goal_rows = page.locator("table#diff tbody tr.goal")
+    assert goal_rows.count() >= 1 and goal_rows.count() < page.locator("table#diff tbody tr").count()
+    badge = goal_rows.first.locator(".goal-badge")
+    assert badge.is_visible() and badge.inner_text() == "attacker's goal"
+    assert badge.evaluate("e => getComputedStyle(e).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
+
+    page.click("header >> text=code track")
+    page.wait_for_url("**/code")
+    links = page.locator("table.code-tasks a")
+    assert links.all_inner_texts() == ["path-read-document", "sqli-find-user"]
+    links.first.click()
+    page.wait_for_url("**/code/**")
+    rounds = page.locator("section.round")
+    assert rounds.count() >= 1
+    assert rounds.first.locator("pre.code").is_visible()
+    assert page.locator("table.tests tbody tr").count() >= 1

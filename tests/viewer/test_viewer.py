@@ -123,7 +123,7 @@ def test_case_page_marks_the_injected_text_and_shows_the_state_diff(client, scri
         assert line.strip() in marked
     assert "&lt;INFORMATION&gt;" in page  # escaped, never live markup
     # The diff table lists exactly the stored changes.
-    diff_paths = re.findall(r'<tr class="(?:added|removed|changed)"><td><code>([^<]+)</code>', page)
+    diff_paths = re.findall(r'<tr class="(?:added|removed|changed)(?: goal)?"><td><code>([^<]+)</code>', page)
     assert diff_paths == [d["path"] for d in trace["diff"]] and diff_paths
     assert 'class="pill o-hijacked"' in page
     # The user's request and the attacker's goal are shown.
@@ -275,7 +275,7 @@ def test_case_page_says_why_a_done_task_is_not_utility_kept(tmp_path):
     kept = synthetic("kept", user_task="u2", utility=True, attack_succeeded=False)
     client = _client_for(tmp_path, [both, kept])
     page = client.get("/case/both").text
-    assert 'id="why"' in page and "goal was reached" in page
-    assert 'id="why"' not in client.get("/case/kept").text
+    assert 'id="why"' in page and "goal was reached" in page and "does not count as utility kept" in page
+    assert "counts as utility kept under attack" in client.get("/case/kept").text
     index = client.get("/").text
     assert "utility kept" in index and ">1/2<" in index

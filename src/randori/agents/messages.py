@@ -31,15 +31,23 @@ class ToolResult(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens of one or more model calls. `input_tokens` counts every input token; of those,
+    `cached_input_tokens` were read from the provider's prompt cache and `cache_write_tokens` were
+    written to it (each billed at its own rate)."""
+
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             model_calls=self.model_calls + other.model_calls,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -23,6 +23,10 @@ class Case:
     model: str
     settings: dict[str, Any]
     repeat: int
+    # The agent under test: "builtin" (the ToolAgent driven by `model`) or an external one, with the
+    # version its user gave. For an external agent `model` holds its label (see agents/agent.py).
+    agent: str = "builtin"
+    agent_version: str | None = None
     injections: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     attacker_knowledge: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # Where the attack puts its text, beyond which vectors (Attack.placement): {"position": "start"},
@@ -39,6 +43,8 @@ class Case:
             "attack": self.attack, "injections": self.injections, "defense": self.defense,
             "model": self.model, "settings": self.settings, "repeat": self.repeat,
         }
+        if self.agent != "builtin":  # only then: every key of a store written before agents were pluggable stays
+            payload |= {"agent": self.agent, "agent_version": self.agent_version}
         if self.placement:  # only when set, so the keys of every other case stay as they were
             payload["placement"] = self.placement
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()

@@ -83,6 +83,24 @@ def _short_task(task_id: str) -> str:
     return re.sub(r"^(user|injection)_task_", "", task_id)
 
 
+def _point(ax: Any, asr: dict[str, Any], util: dict[str, Any], marker: str, color: Any, **kw: Any) -> None:
+    """One configuration at (attack success, utility under attack) with both Wilson intervals.
+    Identical results (common with scripted agents) would hide each other: hollow markers keep both visible."""
+    ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
+                yerr=[[_err(util)[0]], [_err(util)[1]]], fmt=marker, mfc="none", mew=1.6, color=color,
+                elinewidth=1, capsize=3, **kw)
+
+
+def _trade_off_axes(ax: Any, xmax: float, ymax: float) -> None:
+    ax.set_xlim(-0.03, xmax)
+    ax.set_ylim(-0.03, ymax)
+    _pct(ax.xaxis)
+    _pct(ax.yaxis)
+    ax.set_xlabel("attack success (lower is better)")
+    ax.set_ylabel("utility under attack (higher is better)")
+    ax.grid(alpha=0.3)
+
+
 def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
     """One point per (model, defense, attack): utility under attack against attack success, with
     both Wilson intervals as error bars. Pooled rows when several suites exist, else the suite's."""
@@ -100,25 +118,50 @@ def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
     for r in sorted(rows, key=lambda r: (r["model"], r["defense"], r["attack"], r["suite"])):
         asr, util = r["attack_success"], r["utility_under_attack"]
         variant = (r["defense"], r["attack"], "" if pooled else r["suite"])
-        # Identical results (common with scripted agents) would hide each other: hollow markers keep both visible.
-        ax.errorbar(asr["rate"], util["rate"], xerr=[[_err(asr)[0]], [_err(asr)[1]]],
-                    yerr=[[_err(util)[0]], [_err(util)[1]]], fmt=markers[variant], ms=8, mfc="none", mew=1.6,
-                    color=colors[r["model"]], elinewidth=1, capsize=3, alpha=0.9,
-                    label=_wrap(f"{r['model']} · defense {variant[0]} · {variant[1]}"
-                                + (f" · {variant[2]}" if variant[2] else ""), 60))
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
-    _pct(ax.xaxis)
-    _pct(ax.yaxis)
-    ax.set_xlabel("attack success (lower is better)")
-    ax.set_ylabel("utility under attack (higher is better)")
-    ax.grid(alpha=0.3)
+        _point(ax, asr, util, markers[variant], colors[r["model"]], ms=8, alpha=0.9,
+               label=_wrap(f"{r['model']} · defense {variant[0]} · {variant[1]}"
+                           + (f" · {variant[2]}" if variant[2] else ""), 60))
+    _trade_off_axes(ax, 1.03, 1.03)
     ax.annotate("ideal", (0, 1), xytext=(6, -12), textcoords="offset points", fontsize=8, color="#2a7")
     _legend_outside(ax)
     scope = "pooled over all suites" if pooled else "per suite"
     return Figure("utility-vs-attack", "Utility under attack against attack success",
                   f"One point per model (colour), defense and attack (marker), {scope}; bars are Wilson 95% intervals.",
                   _embed(fig))
+
+
+def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
+    """Per model, utility under attack against attack success with each defense a labelled point and
+    both Wilson intervals: the trade-off a defense buys. Pooled over suites when there are several;
+    with several attacks, the `max` row (any attack succeeded). None for a model with one defense."""
+    from randori.bench.compact import pivot
+
+    models, defenses, cells = pivot(summary)
+    out = []
+    for model in models:
+        points = [(d, cells[(model, d)]) for d in defenses if (model, d) in cells
+                  and cells[(model, d)]["utility_under_attack"]["n"]]
+        if len(points) < 2:
+            continue
+        fig = _new(6.4, 4.6)
+        ax = fig.add_subplot()
+        for (defense, r), color in zip(points, _colors(len(points)), strict=True):
+            asr, util = r["attack_success"], r["utility_under_attack"]
+            _point(ax, asr, util, "o", color, ms=7)
+            # Labels sit beside their point; points that coincide get their labels stacked, not overprinted.
+            same = [d for d, x in points if (x["attack_success"]["rate"], x["utility_under_attack"]["rate"])
+                    == (asr["rate"], util["rate"])]
+            ax.annotate(_wrap(defense, 24), (asr["rate"], util["rate"]), xytext=(7, 5 - 11 * same.index(defense)),
+                        textcoords="offset points", fontsize=8, color=color)
+        _trade_off_axes(ax, 1.12, 1.06)  # room for the labels
+        attack = points[0][1]["attack"]
+        scope = "pooled over suites" if points[0][1]["suite"] == POOLED else points[0][1]["suite_versions"][0]
+        slug = re.sub(r"[^a-z0-9]+", "-", f"defenses {model}".lower()).strip("-")
+        out.append(Figure(slug, f"Defenses for {model}",
+                          f"Each defense a point: utility under attack against attack success ({scope}; attack "
+                          f"{attack}{', any attack succeeded' if attack == 'max' else ''}); bars are Wilson 95% "
+                          "intervals; the ideal is top left.", _embed(fig)))
+    return out
 
 
 def attack_success_per_suite(summary: Sequence[dict[str, Any]]) -> Figure | None:

@@ -104,12 +104,30 @@ def summarize(rows: Iterable[dict[str, Any]], prices: PriceTable | None = None) 
                 "model_calls": sum(r["model_calls"] for r in group),
                 "input_tokens": sum(r["input_tokens"] for r in group),
                 "output_tokens": sum(r["output_tokens"] for r in group),
+                **_cache_tokens(group),
                 "defense_calls": sum(r["defense_calls"] for r in group),
                 "wall_time_s": round(sum(r["duration_s"] for r in group), 3),
                 "cost_usd": _cost(prices, group),
+                "price_source": prices.source(model),
                 **_defense_cost(group),
+                **agent_fields(scope_rows),
             })
     return out
+
+
+def _cache_tokens(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Prompt-cache reads and writes, agent and defense together (parts of the input tokens)."""
+    return {"cached_input_tokens": sum((r.get("cached_input_tokens") or 0) + (r.get("defense_cached_input_tokens") or 0)
+                                       for r in rows),
+            "cache_write_tokens": sum((r.get("cache_write_tokens") or 0) + (r.get("defense_cache_write_tokens") or 0)
+                                      for r in rows)}
+
+
+def agent_fields(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agent under test of rows grouped by model: for an external agent `model` is its label, so
+    one group holds one agent."""
+    first = rows[0] if rows else {}
+    return {"agent": first.get("agent") or "builtin", "agent_version": first.get("agent_version")}
 
 
 def _defense_cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +139,8 @@ def _defense_cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # -- the `max` row: a (user task, injection task, repeat) is broken if any attack broke it ---------
 MAX = "max"
 _SUMMED = ("model_calls", "input_tokens", "output_tokens", "defense_calls", "defense_input_tokens",
-           "defense_output_tokens", "duration_s", "defense_time_s")
+           "defense_output_tokens", "duration_s", "defense_time_s", "cached_input_tokens", "cache_write_tokens",
+           "defense_cached_input_tokens", "defense_cache_write_tokens")
 
 
 def max_rows(attacked: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -183,7 +202,8 @@ def dos_summary(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "injection_seen": rate_of(group, "injection_seen").as_dict(),
             "model_calls": sum(r["model_calls"] for r in group),
             "defense_calls": sum(r["defense_calls"] for r in group),
-            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group)})
+            "wall_time_s": round(sum(r["duration_s"] for r in group), 3), **_defense_cost(group),
+            **agent_fields(group)})
     return out
 
 

@@ -45,26 +45,46 @@ def fmt_cost(cost: float | None) -> str:
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
-def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
-    """The headline table; `prices` is a `PriceTable` (default: built-in plus the user's overrides)."""
+def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = False) -> None:
+    """The headline table: compact (80 columns, see `randori.bench.compact`) or, with `wide`, every
+    column with n and decimals. `prices` is a `PriceTable` (default: built-in plus the user's overrides)."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
     summary = summarize(rows, prices)
     console = Console()
-    if not console.is_terminal:
+    if wide and not console.is_terminal:
         console = Console(width=240)  # piped output: don't squeeze the table into 80 columns
     if not summary:
         console.print("No results.")
         return
+    if wide:
+        _print_wide(console, summary)
+    else:
+        from randori.bench import compact
+        from randori.bench.text import terminal_width
+
+        width = terminal_width()
+        text = "\n\n".join(t for t in (compact.render(summary, width), compact.render_pivot(summary, width)) if t)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+    _print_price_sources(console, summary)
+    _print_dos(console, rows)
+    _print_budget(console, rows)
+    _print_detection(console, rows)
+
+
+def _print_wide(console: Any, summary: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from randori.bench.compact import ordered
+
     t = Table(title="randori results (rates with Wilson 95% intervals; errors excluded)")
     for col in ("suite", "model", "defense", "attack"):
         t.add_column(col, no_wrap=True)  # names are read whole, never broken mid-word
     for col in ("benign utility", "utility under attack", "attack success", "injection seen",
                 "injection tasks alone", "errors", "cost (USD)", "per case: agent, +defense"):
         t.add_column(col, overflow="fold")
-    for r in summary:
+    for r in ordered(summary):
         # Names are escaped: a spec such as adaptive[budget=5] would otherwise read as rich markup.
         t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"] or "-")),
                   fmt_rate(r["benign_utility"]),
@@ -72,9 +92,27 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None) -> None:
                   fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]),
                   fmt_cost(r["cost_usd"]), f"{fmt_agent_cost(r)}\n{fmt_defense_cost(r)}")
     console.print(t)
-    _print_dos(console, rows)
-    _print_budget(console, rows)
-    _print_detection(console, rows)
+
+
+def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
+    """Which source priced each model (an unknown price is said to be unknown), and cache use."""
+    from rich.markup import escape
+
+    seen: dict[str, Any] = {}
+    cached: dict[str, list[int]] = {}
+    for r in summary:
+        seen.setdefault(r["model"], r.get("price_source"))
+        if r["suite"] != "all":
+            c = cached.setdefault(r["model"], [0, 0, 0])
+            c[0] += r["input_tokens"]
+            c[1] += r.get("cached_input_tokens", 0)
+            c[2] += r.get("cache_write_tokens", 0)
+    for model, source in seen.items():
+        line = f"prices of {model}: {source or 'unknown (no price in any table: cost not shown)'}"
+        inp, read, write = cached.get(model, [0, 0, 0])
+        if read or write:
+            line += f"; prompt cache: {100 * read / max(inp, 1):.0f}% of input tokens read, {_tokens(write)} written"
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _suite_label(r: dict[str, Any]) -> str:
@@ -187,6 +225,8 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the data of the heat maps. Repeats are pooled; errors are counted apart."""
     from collections import defaultdict
 
+    from randori.bench.metrics import agent_fields
+
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         if r["kind"] == "attacked":
@@ -198,27 +238,21 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
                     "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, utility_kept),
-                    "injection_seen": _count(g, "injection_seen")})
+                    "injection_seen": _count(g, "injection_seen"), **agent_fields(g)})
     return out
 
 
 def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[str, list[dict[str, Any]]]:
     """Every table the report exports, by name (see EXPORT_TABLES); empty when there is no data."""
+    from randori.bench.compact import ordered
     from randori.bench.metrics import detection_summary, dos_summary, summarize
 
-    tables: dict[str, list[dict[str, Any]]] = {"headline": _ordered(summarize(rows)), "tasks": task_rows(rows),
+    # Each suite's rows, then the pooled row, per (model, defense, attack); the max row after the attacks.
+    tables: dict[str, list[dict[str, Any]]] = {"headline": ordered(summarize(rows)), "tasks": task_rows(rows),
                                                "budget": budget_rows(rows), "dos": dos_summary(rows),
                                                "detection": detection_summary(rows)}
     tables.update(code_tables(results_dir))
     return tables
-
-
-def _ordered(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Each suite's rows, then the pooled row, per (model, defense, attack).
-    from randori.bench.metrics import POOLED
-
-    return sorted(summary, key=lambda r: (r["model"], r["defense"], r["attack"] or "", r["suite"] == POOLED,
-                                          r["suite"]))
 
 
 def flatten(row: dict[str, Any]) -> dict[str, Any]:
@@ -255,7 +289,9 @@ def write_csv(table: list[dict[str, Any]], stream: Any) -> None:
         w.writerow({k: "" if v is None else v for k, v in r.items()})
 
 
-_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"), ("output_tokens", "tokens out"),
+_COST_COLUMNS = (("model_calls", "model calls"), ("input_tokens", "tokens in"),
+                 ("cached_input_tokens", "of which cached"), ("cache_write_tokens", "cache writes"),
+                 ("output_tokens", "tokens out"),
                  ("defense_calls", "defense calls"), ("defense_input_tokens", "defense tokens in"),
                  ("defense_output_tokens", "defense tokens out"), ("defense_time_s", "defense time"),
                  ("wall_time_s", "wall time"),
@@ -294,6 +330,8 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
 
     import randori
     from randori.bench import figures as figs
+    from randori.bench.compact import pivot
+    from randori.bench.compare import default_comparisons
     from randori.viewer.templating import render
 
     tables = tables if tables is not None else export_tables(rows, results_dir)
@@ -301,7 +339,9 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
     drawn = [figs.utility_vs_attack(headline), figs.attack_success_per_suite(headline),
              figs.budget_curve(tables["budget"])]
     heatmaps, heatmaps_left = figs.task_heatmaps(tables["tasks"])
-    figures = [f for f in drawn[:2] if f] + heatmaps + [f for f in drawn[2:] if f]
+    figures = ([f for f in drawn[:1] if f] + figs.defenses_per_model(headline) + [f for f in drawn[1:2] if f]
+               + heatmaps + [f for f in drawn[2:] if f])
+    pivot_models, pivot_defenses, pivot_cells = pivot(headline)
     versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in rows})
     return render(
         "report.html", title=str(results_dir), version=randori.__version__, store=str(results_dir),
@@ -311,6 +351,10 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
         attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
         headline=headline, cost_columns=cost_columns(headline), figures=figures,
         heatmaps_left=heatmaps_left, detection=detection_section(tables.get("detection") or []),
+        pivot={"models": pivot_models, "defenses": pivot_defenses,
+               "cells": {f"{m}\x00{d}": r for (m, d), r in pivot_cells.items()}}
+        if len(pivot_models) * len(pivot_defenses) >= 2 else None,
+        comparisons=default_comparisons(rows), fmt_p=_fmt_p, group_label=_group_label,
         code=code_section(tables, code_summaries(results_dir) if tables["code_rounds"] else []))
 
 
@@ -326,6 +370,18 @@ def detection_section(detection: list[dict[str, Any]]) -> dict[str, Any] | None:
                      for d in detection]}
 
 
+def _fmt_p(p: float | None) -> str:
+    from randori.bench.compare_text import fmt_p
+
+    return fmt_p(p)
+
+
+def _group_label(group: dict[str, Any]) -> str:
+    from randori.bench.compare_text import group_label
+
+    return group_label(group, with_settings=False)
+
+
 def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Adaptive attacks: attack success within each budget of tries, per (model, defense, attack)
     per suite and pooled. A case stores the try on which it succeeded, or its whole budget when it
@@ -334,7 +390,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from collections import defaultdict
 
     from randori.attacks.adaptive import BUDGETS
-    from randori.bench.metrics import POOLED, Rate
+    from randori.bench.metrics import POOLED, Rate, agent_fields
 
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -356,7 +412,7 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             wins = sum(1 for r in ok if r["attack_succeeded"] and r["attack_tries"] <= b)
             out.append({"model": model, "defense": defense, "attack": attack, "suite": suite,
                         "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
-                        "attack_success": Rate(wins, len(ok)).as_dict()})
+                        "attack_success": Rate(wins, len(ok)).as_dict(), **agent_fields(g)})
     return out
 
 

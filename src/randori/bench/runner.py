@@ -6,12 +6,12 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from randori.agents.agent import BUILTIN, AgentSpec
 from randori.agents.defenses import Defense, get_defense
-from randori.agents.loop import ToolAgent
 from randori.agents.messages import Message, Trace, Usage
 from randori.agents.models.base import CaseContext, ChatModel
 from randori.attacks import Attack, AttackContext, get_attack, model_display_name
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 @dataclass
 class Selection:
     suites: Sequence[TaskSuite[Any]]
-    model: ChatModel
+    # The built-in agent's model; for an external agent, the model defenses ask before it starts (or None).
+    model: ChatModel | None
     attacks: Sequence[str] = ("important_instructions",)
     defenses: Sequence[str] = ("none",)
     user_tasks: Sequence[str] = ()
@@ -41,13 +42,16 @@ class Selection:
     # budget, trace). The attacker defaults to scripted/attacker for scripted agents, else the agent.
     attack_defaults: Mapping[str, Any] = field(default_factory=dict)
     attacker_base_url: str | None = None  # an OpenAI-compatible server for the attacker model
+    agent: AgentSpec = BUILTIN
 
 
 def resolve_attacks(sel: Selection) -> list[Attack]:
     from randori.attacks.adaptive import SCRIPTED_ATTACKER
 
     defaults = dict(sel.attack_defaults)
-    if not defaults.get("attacker"):
+    if not defaults.get("attacker") and sel.agent.external:
+        defaults["attacker"] = None  # an external agent's model is unknown: the spec or --attacker-model names one
+    elif not defaults.get("attacker") and sel.model is not None:
         defaults["attacker"] = SCRIPTED_ATTACKER if sel.model.provider == "scripted" else sel.model.name
     attacks: dict[str, Attack] = {}
     for spec in sel.attacks:
@@ -55,6 +59,9 @@ def resolve_attacks(sel: Selection) -> list[Attack]:
         attacks.setdefault(attack.label, attack)
     for attack in attacks.values():
         attacker = attack.params.get("attacker") if attack.kind == "adaptive" else None
+        if attack.kind == "adaptive" and not attacker:
+            raise UserError(f"attack {attack.label} against the external agent {sel.agent.name} needs an attacker "
+                            "model: give --attacker-model (e.g. scripted/attacker or openai/gpt-4o-mini)")
         if attacker and attacker != SCRIPTED_ATTACKER:
             from randori.agents.models import get_model
 
@@ -87,7 +94,7 @@ def plan(sel: Selection) -> list[Case]:
     """Every case the selection asks for, in a stable order. Raises UserError on unknown ids."""
     attacks = resolve_attacks(sel)
     defenses = list(dict.fromkeys(get_defense(d).name for d in sel.defenses))
-    settings = sel.model.settings.key_fields()
+    settings = {d: _settings(sel, d) for d in defenses}
     _check_ids(sel)
     total = count_cases(sel, attacks, len(defenses))
     if total > MAX_CASES:
@@ -97,12 +104,15 @@ def plan(sel: Selection) -> list[Case]:
     for suite in sel.suites:
         uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
         its = _pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks)
-        common: dict[str, Any] = {"suite": suite.name, "suite_version": suite.version, "model": sel.model.name,
-                  "settings": settings}
-        knowledge: dict[str, Any] = {"user_name": suite.user_name, "model_name": model_display_name(sel.model.name),
+        subject = sel.agent.label if sel.agent.external or sel.model is None else sel.model.name
+        knowledge: dict[str, Any] = {"user_name": suite.user_name, "model_name": model_display_name(subject),
                      "tools": tuple(t.name for t in suite.tools)}
         initial = suite.load_env() if attacks else None
         for defense in defenses:
+            common: dict[str, Any] = {"suite": suite.name, "suite_version": suite.version, "model": subject,
+                                      "settings": settings[defense]}
+            if sel.agent.external:
+                common |= {"agent": sel.agent.name, "agent_version": sel.agent.version}
             for rep in range(sel.repeats):
                 if sel.benign:
                     cases += [Case("benign", user_task=u, injection_task=None, attack=None,
@@ -130,6 +140,24 @@ def plan(sel: Selection) -> list[Case]:
                                               injections=inj, attacker_knowledge=ctx.as_dict(),
                                               placement=attack.placement, **common))
     return cases
+
+
+def _settings(sel: Selection, defense: str) -> dict[str, Any]:
+    """The model settings of a case's key. An external agent's cases carry those of the model its defense
+    asks (none when the defense asks none); a refused defense is one line now, before any case runs."""
+    if not sel.agent.external:
+        assert sel.model is not None
+        return sel.model.settings.key_fields()
+    from randori.agents.external import asks_model, check_defense
+
+    d = get_defense(defense)
+    check_defense(d, sel.agent.name)
+    if not asks_model(d):
+        return {}
+    if sel.model is None:
+        raise UserError(f"defense {defense} asks a model before the agent starts (its allow-list): give --model "
+                        "for it, e.g. --model openai/gpt-4o-mini")
+    return {"defense_model": sel.model.name, **sel.model.settings.key_fields()}
 
 
 def _attack_call(attack: Attack, suite: TaskSuite[Any], user_task: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -178,8 +206,8 @@ class _Outcome:
     diff: list[dict[str, Any]] | None = None
 
 
-async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injections: dict[str, str],
-                   defense: Defense, max_steps: int) -> _Outcome:
+async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, injections: dict[str, str],
+                   defense: Defense, max_steps: int, agent_spec: AgentSpec) -> _Outcome:
     ut = suite.user_tasks[case.user_task] if case.user_task else None
     it = suite.injection_tasks[case.injection_task] if case.injection_task else None
     position = case.placement.get("position", "replace")
@@ -187,8 +215,8 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
     pre = suite.load_env(injections, position)  # a second instance: 4x cheaper than deep-copying the first
     ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=injections)
     tools = suite.case_tools(injections, case.placement.get("descriptions_after", 0))
-    agent = defense.agent(ToolAgent(model.for_case(ctx), suite.tools, suite.system_prompt, defense,
-                                    max_steps=max_steps, tool_source=tools if tools.injected else None))
+    agent = agent_spec.build(model.for_case(ctx) if model is not None else None, suite.tools, suite.system_prompt,
+                             defense, max_steps=max_steps, tool_source=tools if tools.injected else None)
     prompt = ut.prompt if ut is not None else it.goal  # type: ignore[union-attr]
     out = _Outcome(trace=Trace(), defense=defense, injections=injections, pre=pre, post=env)
     t0 = time.perf_counter()
@@ -221,18 +249,19 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel, injectio
     return out
 
 
-async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_steps: int = 20,
+async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel | None, *, max_steps: int = 20,
                    defense: Defense | None = None, attack: Attack | None = None,
-                   attacker: Attacker | None = None) -> CaseResult:
+                   attacker: Attacker | None = None, agent: AgentSpec = BUILTIN) -> CaseResult:
     """Run one case. `defense` and `attack` are prototypes resolved from the case when not given (a
     run passes them to avoid resolving names per case); `attacker` serves an adaptive attack."""
     proto = defense if defense is not None else get_defense(case.defense)
     if attack is None and case.kind == "attacked" and case.attack:
         attack = get_attack(case.attack)
     if attack is None or attack.kind != "adaptive":
-        return _result(case, [await _attempt(case, suite, model, dict(case.injections), proto.fresh(), max_steps)])
+        return _result(case, [await _attempt(case, suite, model, dict(case.injections), proto.fresh(), max_steps,
+                                             agent)])
     if getattr(attack, "searches", False):
-        return await _search(case, suite, model, attack, attacker, proto, max_steps)
+        return await _search(case, suite, model, attack, attacker, proto, max_steps, agent)
     from randori.attacks.adaptive import Attempt, observable_trace
 
     own_attacker = None
@@ -244,7 +273,7 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_s
     injections, used = dict(case.injections), Usage()
     try:
         for number in range(1, attack.budget + 1):  # type: ignore[attr-defined]
-            out = await _attempt(case, suite, model, injections, proto.fresh(), max_steps)
+            out = await _attempt(case, suite, model, injections, proto.fresh(), max_steps, agent)
             outcomes.append(out)
             history.append(Attempt(
                 number=number, text=next(iter(injections.values()), ""), final_output=out.trace.final_output,
@@ -267,14 +296,15 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel, *, max_s
     return _result(case, outcomes, [a.as_dict() for a in history])
 
 
-async def _search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack: Attack, attacker: Any,
-                  defense: Defense, max_steps: int) -> CaseResult:
+async def _search(case: Case, suite: TaskSuite[Any], model: ChatModel | None, attack: Attack, attacker: Any,
+                  defense: Defense, max_steps: int, agent: AgentSpec) -> CaseResult:
     from randori.bench.search import run_search
 
     own = attacker is None
     proposer = attack.make_attacker() if own else attacker  # type: ignore[attr-defined]
     try:
-        return await run_search(case, suite, model, attack, proposer, defense, max_steps)  # type: ignore[arg-type]
+        return await run_search(case, suite, model, attack, proposer, defense, max_steps,  # type: ignore[arg-type]
+                                agent)
     finally:
         if own:
             await proposer.aclose()
@@ -292,7 +322,8 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
     result = CaseResult(key=case.key, kind=case.kind, suite=case.suite, suite_version=case.suite_version,
                         user_task=case.user_task, injection_task=case.injection_task, attack=case.attack,
                         defense=case.defense, model=case.model, settings=case.settings,
-                        repeat=case.repeat, status=last.status, error_category=last.error_category,
+                        repeat=case.repeat, agent=case.agent, agent_version=case.agent_version,
+                        status=last.status, error_category=last.error_category,
                         error_message=last.error_message, utility=last.utility,
                         attack_succeeded=last.attack_succeeded, injection_seen=last.injection_seen,
                         injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None)
@@ -306,6 +337,10 @@ def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]]
         usage.model_calls, usage.input_tokens, usage.output_tokens)
     result.defense_calls, result.defense_input_tokens, result.defense_output_tokens = (
         dusage.model_calls, dusage.input_tokens, dusage.output_tokens)
+    # issue 17: prompt-cache reads and writes, priced at their own rates
+    result.cached_input_tokens, result.cache_write_tokens = usage.cached_input_tokens, usage.cache_write_tokens
+    result.defense_cached_input_tokens, result.defense_cache_write_tokens = (
+        dusage.cached_input_tokens, dusage.cache_write_tokens)
     result.detection = _detections(outcomes)
     if attempts is not None:
         result.attack_tries = len(attempts)
@@ -325,6 +360,8 @@ def _detections(outcomes: list[_Outcome]) -> dict[str, int] | None:
 
 # Called with each stored result, or with None for a case left to another run on the same store.
 ProgressFn = Callable[[CaseResult | None], None]
+# Awaited before each case starts (it may wait); False ends the run there (a spend cap), leaving the rest unrun.
+AdmitFn = Callable[[Case], Awaitable[bool]]
 
 
 @contextlib.contextmanager
@@ -351,11 +388,13 @@ def quiet_gc(young: int = 20_000) -> Iterator[None]:
         gc.unfreeze()
 
 
-async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
+async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel | None,
                     store: Store, run_id: int, *, concurrency: int = 8, max_steps: int = 20,
-                    on_result: ProgressFn | None = None, attacker_base_url: str | None = None) -> None:
+                    on_result: ProgressFn | None = None, attacker_base_url: str | None = None,
+                    agent: AgentSpec = BUILTIN, admit: AdmitFn | None = None) -> None:
     """Run `cases` (already filtered for resume) and store each as soon as it finishes. Each case is
-    claimed in the store first, so a case another live run on the same store has taken is skipped."""
+    claimed in the store first, so a case another live run on the same store has taken is skipped.
+    `admit`, when given, is asked before each case starts; once it refuses, no further case starts."""
     queue: asyncio.Queue[Case] = asyncio.Queue()
     for c in cases:
         queue.put_nowait(c)
@@ -366,7 +405,8 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
     try:
         with quiet_gc():
             await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
-                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url)
+                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url,
+                             agent=agent, admit=admit)
     finally:
         beat.cancel()
 
@@ -379,10 +419,10 @@ async def _heartbeat(store: Store, run_id: int) -> None:
         store.heartbeat(run_id)
 
 
-async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel,
+async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel | None,
                      store: Store, run_id: int, defenses: dict[str, Defense], attacks: dict[str, Attack], *,
                      concurrency: int, max_steps: int, on_result: ProgressFn | None,
-                     attacker_base_url: str | None) -> None:
+                     attacker_base_url: str | None, agent: AgentSpec, admit: AdmitFn | None = None) -> None:
     attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
                  for spec, a in attacks.items() if a.kind == "adaptive"}
 
@@ -392,6 +432,8 @@ async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any
                 case = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            if admit is not None and not await admit(case):
+                return
             if not store.claim(run_id, case.key):
                 if on_result is not None:
                     on_result(None)
@@ -399,7 +441,7 @@ async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any
             res = await run_case(case, suites[case.suite], model, max_steps=max_steps,
                                  defense=defenses[case.defense],
                                  attack=attacks.get(case.attack) if case.attack else None,
-                                 attacker=attackers.get(case.attack) if case.attack else None)
+                                 attacker=attackers.get(case.attack) if case.attack else None, agent=agent)
             store.add(run_id, [res])
             if on_result is not None:
                 on_result(res)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from randori.agents.agent import BUILTIN, AgentSpec
 from randori.agents.defenses import Defense
 from randori.agents.messages import Usage
 from randori.attacks.adaptive import observable_trace
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     from randori.agents.models.base import ChatModel
 
 
-async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack: Search, proposer: Proposer,
-                     defense: Defense, max_steps: int) -> CaseResult:
+async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel | None, attack: Search, proposer: Proposer,
+                     defense: Defense, max_steps: int, agent: AgentSpec = BUILTIN) -> CaseResult:
     from randori.bench.runner import _attempt, _context, _result
 
     it = suite.injection_tasks[case.injection_task]  # type: ignore[index]
@@ -37,7 +38,7 @@ async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel, attack
     tried: set[str] = set()
 
     async def run(strategy: str, parent: int | None, injections: dict[str, str], usage: Usage) -> Any:
-        out = await _attempt(case, suite, model, injections, defense.fresh(), max_steps)
+        out = await _attempt(case, suite, model, injections, defense.fresh(), max_steps, agent)
         outcomes.append(out)
         tried.add(_key(injections))
         score = score_try(out.trace, attack_succeeded=out.attack_succeeded, injection_seen=out.injection_seen,

@@ -75,6 +75,12 @@ CREATE TABLE IF NOT EXISTS cases (
   created_at REAL NOT NULL,
   defense_time_s REAL NOT NULL DEFAULT 0,
   attack_tries INTEGER,
+  cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  defense_cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  defense_cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  agent TEXT NOT NULL DEFAULT 'builtin',
+  agent_version TEXT,
   detection TEXT
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
@@ -98,7 +104,14 @@ CREATE TABLE IF NOT EXISTS claims (
 
 # Columns added after a table was first created: added in place to stores written by older versions.
 ADDED_COLUMNS = {
-    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER", "detection": "TEXT"},
+    "cases": {"defense_time_s": "REAL NOT NULL DEFAULT 0", "attack_tries": "INTEGER",
+              # Prompt-cache reads and writes, parts of input_tokens (and defense_input_tokens).
+              "cached_input_tokens": "INTEGER NOT NULL DEFAULT 0", "cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",
+              "defense_cached_input_tokens": "INTEGER NOT NULL DEFAULT 0",
+              "defense_cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",
+              "agent": "TEXT NOT NULL DEFAULT 'builtin'", "agent_version": "TEXT",
+              # A detector's verdicts per tool output (JSON; see CaseResult.detection).
+              "detection": "TEXT"},
     "traces": {"attempts": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -139,6 +152,14 @@ class CaseResult:
     defense_time_s: float = 0.0
     # Adaptive attacks: tries run (the try that succeeded, or the whole budget).
     attack_tries: int | None = None
+    # Of input_tokens (defense_input_tokens): read from the provider's prompt cache, and written to it.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    defense_cached_input_tokens: int = 0
+    defense_cache_write_tokens: int = 0
+    # The agent under test ("builtin", a Python callable, an MCP command) and its user-given version.
+    agent: str = "builtin"
+    agent_version: str | None = None
     # Detector-type defenses: tool outputs judged, by whether they held injected text and whether the
     # defense flagged them (randori.agents.defenses.base.DETECTION_KEYS); None for other defenses.
     detection: dict[str, int] | None = None
@@ -150,6 +171,14 @@ class CaseResult:
 
 
 _FIELDS = fields(CaseResult)
+
+
+def _default(decl: str) -> Any:
+    """The value a column declared `decl` reads as in a store that lacks it."""
+    if "DEFAULT 0" in decl:
+        return 0
+    _, _, quoted = decl.partition("DEFAULT '")
+    return quoted.split("'")[0] if quoted else None
 
 
 def _pack(obj: Any, secrets: list[str] | None = None) -> bytes:
@@ -251,8 +280,7 @@ class Store:
             raise StoreError(f"{self.path} is empty: it holds no randori results")
         for table, columns in ADDED_COLUMNS.items():
             have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
-            self._missing[table] = {name: 0 if "DEFAULT 0" in decl else None
-                                    for name, decl in columns.items() if name not in have}
+            self._missing[table] = {name: _default(decl) for name, decl in columns.items() if name not in have}
 
     def missing_columns(self) -> list[str]:
         return [f"{t}.{c}" for t, cols in self._missing.items() for c in cols]

@@ -225,11 +225,15 @@ class CodeStore:
     def rows(self, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         sql = "SELECT * FROM code_results" + (f" WHERE {where}" if where else "") + \
               " ORDER BY dataset, model, prompt, task_id, repeat, round"
-        out = []
-        for r in self.conn.execute(sql, tuple(params)):
-            d = dict(r)
-            for k in ("findings", "fuzz_findings", "tests", "isolation", "settings"):
-                if d.get(k) is not None:
-                    d[k] = json.loads(d[k])
-            out.append(d)
-        return out
+        return [decode(dict(r)) for r in self.conn.execute(sql, tuple(params))]
+
+
+JSON_COLUMNS = ("findings", "fuzz_findings", "tests", "isolation", "settings")
+
+
+def decode(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row with its JSON columns parsed (used by the viewer too, on a read-only connection)."""
+    for k in JSON_COLUMNS:
+        if row.get(k) is not None:
+            row[k] = json.loads(row[k])
+    return row

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 import randori
+from randori.viewer import explain
 from randori.viewer import queries as q
 from randori.viewer.highlight import highlight
 from randori.viewer.templating import render
@@ -28,8 +29,10 @@ def create_app(results_dir: str | Path) -> Starlette:
     path = q.prepare(Path(results_dir))
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        with q.connect(path) as conn:
+            has_code = q.has_code(conn)
         html = render(template, request=request, store=str(results_dir), version=randori.__version__,
-                      outcomes=q.OUTCOMES, Filters=q.Filters, **ctx)
+                      outcomes=q.OUTCOMES, Filters=q.Filters, has_code=has_code, **ctx)
         return HTMLResponse(html, status_code=status)
 
     def error(request: Request, status: int, message: str) -> HTMLResponse:
@@ -67,9 +70,11 @@ def create_app(results_dir: str | Path) -> Starlette:
             t = q.trace(conn, key) or {"injections": {}, "messages": [], "diff": []}
             prev_key, next_key = q.neighbours(conn, f, key)
         messages = [_message(m, t["injections"] or {}) for m in t["messages"] or []]
+        diff = t["diff"] or []
+        marked, goal_known = _goal_rows(c, diff, t["injections"] or {})
         return page(request, "case.html", c=c, f=f, injections=t["injections"] or {}, messages=messages,
-                    attempts=t.get("attempts") or [],
-                    diff=[_diff_row(d) for d in t["diff"] or []], goal=_goal(c), prev_key=prev_key,
+                    attempts=t.get("attempts") or [], why=explain.why(c), goal_known=goal_known,
+                    diff=[_diff_row(d, i in marked) for i, d in enumerate(diff)], goal=_goal(c), prev_key=prev_key,
                     next_key=next_key, prompt=next((m["content"] for m in messages if m["role"] == "user"), ""))
 
     def case_json(request: Request) -> Response:
@@ -80,8 +85,23 @@ def create_app(results_dir: str | Path) -> Starlette:
                 return JSONResponse({"error": f"no case with key {key}"}, status_code=404)
             return JSONResponse({"case": c, "trace": q.trace(conn, key)})
 
+    def code_index(request: Request) -> Response:
+        with q.connect(path) as conn:
+            configs = q.code_tasks(conn)
+        return page(request, "code.html", configs=configs)
+
+    def code_page(request: Request) -> Response:
+        key = request.path_params["key"]
+        with q.connect(path) as conn:
+            rounds = q.code_task(conn, key)
+        if not rounds:
+            return error(request, 404, f"no code-track task with key {key} in this store")
+        return page(request, "code_task.html", rounds=rounds, t=rounds[-1])
+
     return Starlette(routes=[
         Route("/", index),
+        Route("/code", code_index),
+        Route("/code/{key:str}", code_page),
         Route("/cases", cases),
         Route("/case/{key:str}.json", case_json),
         Route("/case/{key:str}", case_page),
@@ -111,11 +131,26 @@ def _message(m: dict[str, Any], injections: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _diff_row(d: dict[str, Any]) -> dict[str, Any]:
+def _diff_row(d: dict[str, Any], goal: bool = False) -> dict[str, Any]:
     before, after = d.get("before"), d.get("after")
     change = "added" if before is None else "removed" if after is None else "changed"
     return {"path": d.get("path", ""), "before": "" if before is None else _pretty(before),
-            "after": "" if after is None else _pretty(after), "change": change}
+            "after": "" if after is None else _pretty(after), "change": change, "goal": goal}
+
+
+def _goal_rows(c: dict[str, Any], diff: list[dict[str, Any]], injections: dict[str, str]) -> tuple[set[int], bool]:
+    """Rows of the case's diff the attacker's goal touches, and whether that could be worked out (the
+    same suite version installed, and its goal replayed without failing)."""
+    if c["kind"] != "attacked" or not c.get("injection_task"):
+        return set(), False
+    suite = _suite(c["suite"], c["suite_version"])
+    if suite is None or c["injection_task"] not in suite.injection_tasks:
+        return set(), False
+    try:
+        goal = explain.goal_diff(suite, c["injection_task"], injections)
+    except Exception:  # a suite's own code (a plugin) failing costs the marks, not the page
+        return set(), False
+    return explain.touched(diff, goal), True
 
 
 def _goal(c: dict[str, Any]) -> str | None:

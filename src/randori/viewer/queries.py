@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from randori.bench.natural import natural_key
 from randori.bench.store import connect_readonly, open_existing, run_status
 from randori.errors import StoreError
 
@@ -34,7 +35,11 @@ OUTCOME_SQL = """CASE
   WHEN utility THEN 'solved'
   ELSE 'unsolved' END"""
 # rowid breaks ties (same tasks, other settings or suite version) so that paging and prev/next are exact.
-ORDER = "suite, model, defense, attack, kind, user_task, injection_task, repeat, rowid"
+# Task ids sort naturally (user_task_2 before user_task_10) through the `natsort` collation `connect` adds.
+ORDER_COLUMNS = ("suite", "model", "defense", "attack", "kind", "user_task", "injection_task", "repeat", "rowid")
+NATURAL = ("user_task", "injection_task")
+ORDER = ", ".join(f"{c} COLLATE natsort" if c in NATURAL else c for c in ORDER_COLUMNS)
+ORDER_DESC = ", ".join(f"{c} DESC" for c in ORDER.split(", "))
 LIST_COLUMNS = ("key, run_id, kind, suite, suite_version, user_task, injection_task, attack, defense, model, "
                 "repeat, status, error_category, utility, attack_succeeded, injection_seen, model_calls, "
                 "input_tokens, output_tokens, duration_s")
@@ -134,11 +139,17 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
     # One connection per request: requests run in a thread pool and connections are cheap.
     conn = connect_readonly(path)
     try:
+        conn.create_collation("natsort", _natural_cmp)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA busy_timeout=5000")
         yield conn
     finally:
         conn.close()
+
+
+def _natural_cmp(a: str, b: str) -> int:
+    ka, kb = natural_key(a), natural_key(b)
+    return (ka > kb) - (ka < kb)
 
 
 def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -170,8 +181,9 @@ def groups(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 def facets(conn: sqlite3.Connection) -> dict[str, list[str]]:
     """The values each filter can take."""
-    out = {col: [r[0] for r in conn.execute(f"SELECT DISTINCT {col} FROM cases WHERE {col} IS NOT NULL ORDER BY 1")]
-           for col in ("suite", "model", "defense", "attack", "kind")}
+    out = {col: sorted((r[0] for r in conn.execute(f"SELECT DISTINCT {col} FROM cases WHERE {col} IS NOT NULL")),
+                       key=natural_key)
+           for col in ("suite", "model", "defense", "attack", "kind", "user_task", "injection_task")}
     out["run"] = [str(r[0]) for r in conn.execute("SELECT id FROM runs ORDER BY id DESC")]
     return out
 
@@ -218,14 +230,58 @@ def neighbours(conn: sqlite3.Connection, f: Filters, key: str) -> tuple[str | No
     me = conn.execute(f"SELECT {ORDER} FROM cases WHERE key = ?", (key,)).fetchone()
     if me is None:
         return None, None
-    cols = ORDER.split(", ")
+    cols = ORDER_COLUMNS
     # Row-value comparison follows the same ORDER BY; NULLs sort first in SQLite, as IS NULL handles.
-    tuple_sql = "(" + ", ".join(f"coalesce({c}, '')" for c in cols) + ")"
+    tuple_sql = "(" + ", ".join(f"coalesce({c}, '')" + (" COLLATE natsort" if c in NATURAL else "")
+                                for c in cols) + ")"
     mine = [("" if v is None else v) for v in me]
     marks = "(" + ", ".join("?" for _ in cols) + ")"
     joiner = " AND " if where else " WHERE "
-    prev_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} < {marks} ORDER BY {ORDER} DESC LIMIT 1",
+    prev_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} < {marks} ORDER BY {ORDER_DESC} LIMIT 1",
                             [*params, *mine]).fetchone()
     next_row = conn.execute(f"SELECT key FROM cases{where}{joiner}{tuple_sql} > {marks} ORDER BY {ORDER} LIMIT 1",
                             [*params, *mine]).fetchone()
     return (prev_row[0] if prev_row else None), (next_row[0] if next_row else None)
+
+
+# -- the code track (randori.code.store): one row per task, repeat and round -----------------------
+CODE_CONFIG = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
+_CODE_VERDICTS = ("parses", "functional", "security", "tests_pass", "both", "static_flagged", "fuzz_flagged")
+
+
+def has_code(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_results'").fetchone() \
+        is not None
+
+
+def code_tasks(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Per configuration, its tasks (natural order of ids): round 0's verdicts, the final round's,
+    rounds used and status. Code, replies and test messages stay on the task's page."""
+    if not has_code(conn):
+        return []
+    cols = ", ".join(("key", "round", "final", "task_id", "cwe", "repeat", "status", "error_category",
+                      *CODE_CONFIG, *_CODE_VERDICTS))
+    tasks: dict[str, dict[str, Any]] = {}
+    for r in conn.execute(f"SELECT {cols} FROM code_results ORDER BY key, round"):
+        row = dict(r)
+        task = tasks.setdefault(row["key"], {**{k: row[k] for k in ("key", "task_id", "cwe", "repeat", "status",
+                                                                      "error_category", *CODE_CONFIG)},
+                                             "first": row, "final": row, "rounds": 0})
+        task["rounds"] += 1
+        if row["final"]:
+            task["final"] = row
+    configs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for t in tasks.values():
+        configs.setdefault(tuple(t[k] for k in CODE_CONFIG), []).append(t)
+    return [{**dict(zip(CODE_CONFIG, config, strict=True)),
+             "tasks": sorted(members, key=lambda t: (natural_key(t["task_id"]), t["repeat"]))}
+            for config, members in sorted(configs.items(), key=lambda kv: str(kv[0]))]
+
+
+def code_task(conn: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
+    """Every round of one task, with its code, findings and test results."""
+    if not has_code(conn):
+        return []
+    from randori.code.store import decode
+
+    return [decode(dict(r)) for r in conn.execute("SELECT * FROM code_results WHERE key = ? ORDER BY round", (key,))]

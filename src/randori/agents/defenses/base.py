@@ -48,6 +48,9 @@ class Defense:
     parameters: ClassVar[dict[str, type]] = {}
     # Class-level fallbacks keep a plugin working even if its __init__ skips ours.
     params: dict[str, Any] = {}
+    # Whether this defense can guard an agent randori does not drive (an external agent runs its own
+    # model loop). None: derived from the hooks the class overrides (see randori.agents.external).
+    external_agents: ClassVar[bool | None] = None
     usage = Usage()
     time_s = 0.0
 

@@ -34,6 +34,9 @@ def _same(a: Any, b: Any) -> bool:
 class Policy(Defense):
     description = ("Before seeing data, the model derives an allow-list from the request (tools, and values the "
                    "request states such as payee and amount); other calls are refused.")
+    # With an external agent the allow-list is asked of --model before the agent starts (it has seen no
+    # data either), and the call check guards every call the agent makes.
+    external_agents = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -86,10 +86,12 @@ def missing_modules(provider: str) -> list[str]:
 
 def get_model(name: str, settings: ModelSettings | None = None, *, timeout: float | None = 120.0,
               max_retries: int = 4, retry_base_delay: float | None = None, concurrency: int | None = None,
-              **options: Any) -> ChatModel:
+              adaptive: bool = True, **options: Any) -> ChatModel:
     """The model `provider/model`, wrapped in the resilience layer. `options` go to the provider
-    (base_url, api_key...); `timeout` applies per request; `concurrency` overrides the provider's
-    default limit of requests in flight at once."""
+    (base_url, api_key...); `base_url` may be a list of servers of the same model, and each request
+    then goes to the least loaded one. `timeout` applies per request; `concurrency` overrides the
+    provider's default ceiling of requests in flight at once per server; `adaptive=False` keeps that
+    number fixed instead of adapting it to rate limits and overload."""
     provider, sep, model = name.partition("/")
     if not sep or not model:
         raise UserError(f"model '{name}' must be named provider/model, e.g. openai/gpt-4o-mini")
@@ -101,22 +103,32 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
         extra = PROVIDER_INFO[provider].extra
         how = f"pip install 'randori[{extra}]'" if extra else f"pip install {' '.join(missing)}"
         raise UserError(f"{name} needs {', '.join(missing)}, which is not installed: {how}")
-    if options.get("base_url") is not None:
-        check_base_url(options["base_url"], "--base-url")
+    urls = options.pop("base_url", None)
+    urls = list(dict.fromkeys(urls)) if isinstance(urls, (list, tuple)) else [urls]
+    for url in urls:
+        if url is not None:
+            check_base_url(url, "--base-url")
     cls = REGISTRY.load(provider)
     try:
-        inner: ChatModel = cls(model, settings or ModelSettings(), timeout=timeout, **options)
+        servers: list[ChatModel] = [cls(model, settings or ModelSettings(), timeout=timeout,
+                                        **({"base_url": url} if url is not None else {}), **options)
+                                    for url in urls]
     except UserError:
         raise
     except Exception as e:  # a plugin provider, or an SDK refusing its arguments
         raise UserError(f"{name}: the provider cannot start: {describe_exception(e)}") from None
+    inner, others = servers[0], servers[1:]
     if not inner.remote:
+        if others:
+            raise UserError(f"{name} runs in this process: it takes no --base-url")
         return inner
+    for other in others:
+        other.share_state(inner)
     if retry_base_delay is None:
         retry_base_delay = _env_float(RETRY_DELAY_ENV, 1.0)
     policy = RetryPolicy(timeout=timeout, max_retries=max_retries, base_delay=retry_base_delay,
                          max_delay=max(60.0, retry_base_delay))
-    return ResilientModel(inner, policy, concurrency)
+    return ResilientModel(inner, policy, concurrency, others=others, adaptive=adaptive)
 
 
 def _env_float(var: str, default: float) -> float:

@@ -4,12 +4,13 @@ Install with `pip install 'randori[anthropic]'`; reads ANTHROPIC_API_KEY (and AN
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections import OrderedDict
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel, check_base_url
+from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel, check_base_url
 from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
 from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
@@ -62,15 +63,40 @@ def tool_params(tools: list[Tool]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
 
+CACHE_ENV = "RANDORI_ANTHROPIC_CACHE"
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def with_breakpoints(system: str, msgs: list[dict[str, Any]], tools: list[dict[str, Any]],
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages, tools) with prompt-cache breakpoints after the tools, after the
+    system prompt and after the conversation so far (3 of the 4 allowed). The cache is a prefix
+    cache in the order tools, system, messages: each turn rereads everything up to the previous
+    turn's end from the cache, and every case of a suite shares its tools and system prompt."""
+    if tools:
+        tools = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
+    blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
+    if msgs and msgs[-1]["content"]:
+        last = msgs[-1]
+        msgs = [*msgs[:-1], {**last, "content": [*last["content"][:-1], {**last["content"][-1],
+                                                                          "cache_control": EPHEMERAL}]}]
+    return blocks, msgs, tools
+
+
 class AnthropicModel(ProviderModel):
     provider = "anthropic"
     api_key_env = "ANTHROPIC_API_KEY"
     max_concurrency = 8
 
     def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float | None = 120.0, **_: Any):
+                 api_key: str | None = None, timeout: float | None = 120.0, prompt_cache: bool | None = None,
+                 **_: Any):
         super().__init__(model, settings)
         import anthropic
+
+        if prompt_cache is None:  # caching changes what a run costs, never what the model answers
+            prompt_cache = os.environ.get(CACHE_ENV, "on").strip().lower() not in ("0", "off", "false", "no")
+        self.prompt_cache = prompt_cache
 
         if settings.seed is not None:
             raise UserError("the Anthropic API has no seed; run anthropic/ models without --seed")
@@ -85,14 +111,24 @@ class AnthropicModel(ProviderModel):
                                                max_retries=0)
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
+    def share_state(self, first: ChatModel) -> None:
+        if isinstance(first, AnthropicModel):
+            self._thinking = first._thinking
+
     def request(self, messages: list[Message], tools: list[Tool], s: ModelSettings) -> dict[str, Any]:
         system, msgs = to_anthropic(messages, self._thinking)
         kwargs: dict[str, Any] = {"model": self.model, "messages": msgs,
                                   "max_tokens": s.max_tokens if s.max_tokens is not None else DEFAULT_MAX_TOKENS}
+        params = tool_params(tools)
+        if self.prompt_cache:
+            blocks, kwargs["messages"], params = with_breakpoints(system, msgs, params)
+            system_value: Any = blocks
+        else:
+            system_value = system
         if system:
-            kwargs["system"] = system
+            kwargs["system"] = system_value
         if tools:
-            kwargs["tools"] = tool_params(tools)
+            kwargs["tools"] = params
         # Sent in the body, not as arguments: SDK versions differ in which of these they accept.
         extra: dict[str, Any] = {}
         if s.temperature is not None:
@@ -107,7 +143,10 @@ class AnthropicModel(ProviderModel):
                        settings: ModelSettings | None = None) -> Completion:
         s = settings or self.settings
         try:
-            resp = await self.client.messages.create(**self.request(messages, tools, s))
+            raw = await self.client.messages.with_raw_response.create(**self.request(messages, tools, s))
+            resp = raw.parse()
+            if inspect.isawaitable(resp):  # SDK versions differ: a legacy or an async raw response
+                resp = await resp
         except Exception as e:
             raise self._error(e) from e
         text: list[str] = []
@@ -131,12 +170,13 @@ class AnthropicModel(ProviderModel):
             while len(self._thinking) > _MAX_KEPT_TURNS:
                 self._thinking.popitem(last=False)
         u = resp.usage
-        usage = Usage(model_calls=1, input_tokens=(getattr(u, "input_tokens", 0) or 0)
-                      + (getattr(u, "cache_read_input_tokens", 0) or 0)
-                      + (getattr(u, "cache_creation_input_tokens", 0) or 0),
-                      output_tokens=getattr(u, "output_tokens", 0) or 0)
+        # input_tokens counts only what came after the last cache breakpoint; the total is the sum.
+        read, write = getattr(u, "cache_read_input_tokens", 0) or 0, getattr(u, "cache_creation_input_tokens", 0) or 0
+        usage = Usage(model_calls=1, input_tokens=(getattr(u, "input_tokens", 0) or 0) + read + write,
+                      output_tokens=getattr(u, "output_tokens", 0) or 0, cached_input_tokens=read,
+                      cache_write_tokens=write)
         return Completion(Message.assistant("".join(text), calls, usage=usage),
-                          FINISH.get(resp.stop_reason or "end_turn", "other"))
+                          FINISH.get(resp.stop_reason or "end_turn", "other"), raw.headers)
 
     def _error(self, e: Exception) -> ModelError:
         import anthropic
@@ -152,9 +192,12 @@ class AnthropicModel(ProviderModel):
             err = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
             text = f"{err.get('type', '')} {err.get('message', e.message)}".strip()
             if e.status_code == 529 or err.get("type") == "overloaded_error":
-                return ModelError("server", f"{self.name}: overloaded (HTTP {e.status_code})",
+                over = ModelError("server", f"{self.name}: overloaded (HTTP {e.status_code})",
                                   retry_after=parse_retry_after(e.response.headers))
-            return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers))
+                over.overloaded, over.headers = True, e.response.headers
+                return over
+            return status_error(self.name, e.status_code, text, parse_retry_after(e.response.headers),
+                                e.response.headers)
         if isinstance(e, (anthropic.APIError, ValueError)):
             return ModelError("bad_response", f"{self.name}: unreadable reply ({clip(str(e), 200)})")
         return transport_error(self.name, e)

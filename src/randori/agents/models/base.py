@@ -69,6 +69,9 @@ class Completion:
 
     message: Message
     finish: str = "stop"
+    # The response's HTTP headers, where the SDK exposes them: the resilience layer reads the
+    # provider's rate-limit state from them.
+    headers: Mapping[str, str] | None = None
 
 
 class ChatModel(ABC):
@@ -101,6 +104,12 @@ class ChatModel(ABC):
         """Like `complete`, but also says why the reply ended. Real providers override this (and
         `complete` then returns its message); the resilience layer calls it."""
         return Completion(await self.complete(messages, tools, settings))
+
+    def share_state(self, first: ChatModel) -> None:
+        """This instance serves the same model at another address as `first` (a repeated
+        --base-url): share whatever a conversation keeps between turns, since its turns may go to
+        either server."""
+        return None
 
     async def aclose(self) -> None:
         return None

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
-from randori.agents.models.base import Completion, ModelSettings, ProviderModel
+from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel
 from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
 from randori.errors import ModelError, UserError
 from randori.tools.function import Tool
@@ -66,6 +66,10 @@ class GoogleModel(ProviderModel):
         # A model turn with function calls must be sent back exactly, thought signatures included;
         # a Message has no field for that, so the turns are kept here, keyed by their first call id.
         self._turns: OrderedDict[str, Any] = OrderedDict()
+
+    def share_state(self, first: ChatModel) -> None:
+        if isinstance(first, GoogleModel):
+            self._turns = first._turns
 
     def contents(self, messages: list[Message]) -> list[Any]:
         from google.genai import types
@@ -134,7 +138,9 @@ class GoogleModel(ProviderModel):
         meta = resp.usage_metadata
         usage = Usage(model_calls=1, input_tokens=getattr(meta, "prompt_token_count", 0) or 0,
                       output_tokens=(getattr(meta, "candidates_token_count", 0) or 0)
-                      + (getattr(meta, "thoughts_token_count", 0) or 0))
+                      + (getattr(meta, "thoughts_token_count", 0) or 0),
+                      # Implicit caching: part of prompt_token_count, billed at the cached rate.
+                      cached_input_tokens=getattr(meta, "cached_content_token_count", 0) or 0)
         if not resp.candidates:
             block = getattr(resp.prompt_feedback, "block_reason", None)
             if block:
@@ -161,7 +167,8 @@ class GoogleModel(ProviderModel):
         reason = getattr(cand.finish_reason, "value", cand.finish_reason) or "STOP"
         # MALFORMED_FUNCTION_CALL leaves an empty reply with finish "other": the model gets a nudge.
         finish = "tool_calls" if calls else FINISH.get(str(reason), "other")
-        return Completion(Message.assistant("".join(text), calls, usage=usage), finish)
+        headers = getattr(getattr(resp, "sdk_http_response", None), "headers", None)
+        return Completion(Message.assistant("".join(text), calls, usage=usage), finish, headers)
 
     def _error(self, e: Exception) -> ModelError:
         from google.genai import errors
@@ -169,7 +176,7 @@ class GoogleModel(ProviderModel):
         if isinstance(e, errors.APIError):
             headers = getattr(getattr(e, "response", None), "headers", None)
             text = f"{e.status or ''} {e.message or ''}".strip()
-            return status_error(self.name, int(e.code or 0), text, parse_retry_after(headers))
+            return status_error(self.name, int(e.code or 0), text, parse_retry_after(headers), headers)
         return transport_error(self.name, e)
 
     async def aclose(self) -> None:

@@ -104,6 +104,14 @@ def parse_tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
     return ToolCall(id=call_id, function=name, args=args)
 
 
+def openai_usage(u: Any) -> Usage:
+    """Usage of one reply; prompt_tokens already counts the cached tokens among them."""
+    details = getattr(u, "prompt_tokens_details", None)
+    return Usage(model_calls=1, input_tokens=getattr(u, "prompt_tokens", 0) or 0,
+                 output_tokens=getattr(u, "completion_tokens", 0) or 0,
+                 cached_input_tokens=getattr(details, "cached_tokens", 0) or 0)
+
+
 def request_params(settings: ModelSettings, *, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
     """Settings as sent: every value that is set goes out as is (temperature 0.0 included)."""
     params: dict[str, Any] = {}
@@ -129,7 +137,8 @@ def map_openai_error(name: str, e: Exception) -> ModelError:
     if isinstance(e, openai.APIConnectionError):  # APITimeoutError included: see _dropped
         return connection_error(name, e)
     if isinstance(e, openai.APIStatusError):
-        return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers))
+        return status_error(name, e.status_code, _error_text(e), parse_retry_after(e.response.headers),
+                            e.response.headers)
     if isinstance(e, (openai.APIError, ValueError)):  # includes a body that is not JSON
         return ModelError("bad_response", f"{name}: unreadable reply ({clip(str(e), 200)})")
     return transport_error(name, e)
@@ -159,6 +168,7 @@ def _error_text(e: Any) -> str:
 
 
 TRANSPORT_ENV = "RANDORI_OPENAI_TRANSPORT"
+RAW_RESPONSE = "X-Stainless-Raw-Response"
 
 
 def _http_client(openai: Any) -> Any:
@@ -220,7 +230,11 @@ class OpenAIModel(ProviderModel):
             # The SDK's documented custom-request path: same client, auth, errors and typed reply, but
             # it skips `create`'s recursive re-validation of every message and tool schema, which was
             # the largest CPU cost of a run. The body goes as JSON already encoded (see WireCache).
-            resp = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body)
+            # The raw-response header makes the SDK hand back the response itself, headers and all
+            # (its documented with_raw_response does the same): they carry the rate-limit state.
+            raw: Any = await self.client.post("/chat/completions", cast_to=ChatCompletion, content=body,
+                                              options={"headers": {RAW_RESPONSE: "true"}})
+            resp = raw.parse()
         except Exception as e:
             raise map_openai_error(self.name, e) from e
         if not resp.choices or resp.choices[0].message is None:
@@ -229,10 +243,9 @@ class OpenAIModel(ProviderModel):
         msg = choice.message
         calls = [parse_tool_call(c.id, c.function.name or "", c.function.arguments)
                  for c in msg.tool_calls or [] if c.type == "function"]
-        usage = Usage(model_calls=1, input_tokens=getattr(resp.usage, "prompt_tokens", 0) or 0,
-                      output_tokens=getattr(resp.usage, "completion_tokens", 0) or 0)
+        usage = openai_usage(resp.usage)
         return Completion(Message.assistant(msg.content or "", calls, usage=usage),
-                          FINISH.get(choice.finish_reason or "stop", "other"))
+                          FINISH.get(choice.finish_reason or "stop", "other"), raw.headers)
 
     async def aclose(self) -> None:
         await self.client.close()

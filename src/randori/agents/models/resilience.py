@@ -12,13 +12,13 @@ import random
 import socket
 import ssl
 import time
-import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
+from randori.agents.models.limits import Window, rate_limits, server_window
 from randori.errors import AuthError, FatalModelError, ModelError, clip
 from randori.tools.function import Tool
 
@@ -80,8 +80,17 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def status_error(name: str, status: int, text: str, retry_after: float | None = None) -> ModelError:
-    """Category of an HTTP error status, shared by the providers that speak HTTP."""
+def status_error(name: str, status: int, text: str, retry_after: float | None = None,
+                 headers: Mapping[str, str] | None = None) -> ModelError:
+    """Category of an HTTP error status, shared by the providers that speak HTTP; the response's
+    `headers` stay on the error (the rate-limit state of a 429)."""
+    err = _status_error(name, status, text, retry_after)
+    err.headers = headers
+    err.overloaded = status in (503, 529)
+    return err
+
+
+def _status_error(name: str, status: int, text: str, retry_after: float | None) -> ModelError:
     if status in (401, 403):
         return AuthError(f"{name}: authentication failed (HTTP {status}); check the API key")
     if status == 404:  # a wrong model name or base URL: every case would fail the same way
@@ -142,7 +151,7 @@ def connection_problem(e: BaseException) -> tuple[str, bool] | None:
         if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
             return "network unreachable", True
         if isinstance(cur, ssl.SSLError):
-            return f"TLS failed ({cur.reason or cur})", True
+            return f"TLS failed ({getattr(cur, 'reason', None) or cur})", True
         if isinstance(cur, ConnectionResetError) or code == errno.ECONNRESET:
             return "connection reset by the server", False
         if type(cur).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
@@ -163,19 +172,6 @@ def connection_error(name: str, e: BaseException) -> ModelError:
 GONE_AFTER = 10
 
 
-# One semaphore per provider and event loop: a semaphore must not outlive the loop it waits on
-# (tests and the CLI may run several loops in one process).
-_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary())
-
-
-def provider_slot(provider: str, limit: int) -> asyncio.Semaphore:
-    per_loop = _SLOTS.setdefault(asyncio.get_running_loop(), {})
-    if provider not in per_loop:
-        per_loop[provider] = asyncio.Semaphore(limit)
-    return per_loop[provider]
-
-
 def _explain_cut(call: ToolCall) -> ToolCall:
     if not call.parse_error:
         return call
@@ -183,17 +179,50 @@ def _explain_cut(call: ToolCall) -> ToolCall:
                                                   "token limit, send shorter arguments"})
 
 
-class ResilientModel(ChatModel):
-    """Wraps a provider: each request gets a timeout, a slot under the provider's concurrency limit
-    and retries with backoff; an empty or cut-off reply gets a nudge, and the trace says so."""
+# A server that failed (no connection, a timeout, a server error) while others can take its
+# requests is taken out for OUT_BASE retry delays (2 s by default), doubling with each failure in a
+# row up to OUT_MAX seconds, then tried again.
+OUT_BASE = 2.0
+OUT_MAX = 60.0
+# Failures that say something about one server, not about the request or the provider's limits.
+SERVER_FAULTS = frozenset({"connection", "timeout", "server"})
 
-    def __init__(self, inner: ChatModel, policy: RetryPolicy | None = None, concurrency: int | None = None):
+
+@dataclass
+class Server:
+    """One address serving the model (several with a repeated --base-url)."""
+
+    model: ChatModel
+    url: str
+    out_until: float = 0.0
+    failures: int = 0
+    answered: int = 0
+
+
+def _url(model: ChatModel) -> str:
+    return str(getattr(model, "base_url", None) or "default")
+
+
+class ResilientModel(ChatModel):
+    """Wraps a provider: each request gets a timeout, a place in its server's window of requests in
+    flight (adaptive under the `concurrency` ceiling, or fixed with `adaptive=False`), pacing by the
+    provider's rate-limit headers, and retries with backoff; an empty or cut-off reply gets a nudge,
+    and the trace says so. With `others` (the same model at more addresses) each request goes to
+    the least loaded server that is in service."""
+
+    def __init__(self, inner: ChatModel, policy: RetryPolicy | None = None, concurrency: int | None = None,
+                 *, others: Sequence[ChatModel] = (), adaptive: bool = True):
         super().__init__(inner.model, inner.settings)
         self.inner = inner
         self.provider = inner.provider
         self.policy = policy or RetryPolicy()
         self.concurrency = concurrency if concurrency is not None else inner.max_concurrency
+        self.adaptive = adaptive
+        self.servers = [Server(m, _url(m)) for m in (inner, *others)]
         self.health = _Health()
+        self.token_ratio = 0.25  # input tokens per character sent, learned from replies
+        self._tool_chars: dict[tuple[str, ...], int] = {}
+        self._windows: dict[str, Window] = {}
 
     @property
     def name(self) -> str:
@@ -201,20 +230,46 @@ class ResilientModel(ChatModel):
 
     def __getattr__(self, attr: str) -> Any:
         # Provider-specific attributes (base_url, client...) stay reachable through the wrapper.
-        if attr == "inner":
+        if attr in ("inner", "servers"):
             raise AttributeError(attr)
         return getattr(self.inner, attr)
+
+    @property
+    def where(self) -> str:
+        urls = [s.url for s in self.servers if s.url != "default"]
+        return ", ".join(urls) if urls else "the provider's default address"
 
     def for_case(self, ctx: CaseContext) -> ChatModel:
         inner = self.inner.for_case(ctx)
         if inner is self.inner:
             return self
-        model = ResilientModel(inner, self.policy, self.concurrency)
+        model = ResilientModel(inner, self.policy, self.concurrency, adaptive=self.adaptive)
         model.health = self.health  # one server: its reachability is judged across all cases
         return model
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        for s in self.servers:
+            await s.model.aclose()
+
+    def status(self) -> str:
+        """The progress line's view: window of requests in flight against the ceiling, rate limits
+        met, whether rate-limit headers pace requests, servers in service."""
+        windows = list(self._windows.values())
+        if not windows:
+            return ""
+        limit = sum(w.limit for w in windows)
+        ceiling = sum(w.ceiling for w in windows)
+        text = f"concurrency {limit}/{ceiling}" if self.adaptive else f"concurrency {ceiling} (fixed)"
+        hits = sum(w.rate_limited for w in windows)
+        if hits:
+            text += f", {hits} rate-limited"
+        if any(w.paced() for w in windows):
+            text += ", paced"
+        if len(self.servers) > 1:
+            now = time.monotonic()
+            up = sum(1 for s in self.servers if s.out_until <= now)
+            text += f", {up}/{len(self.servers)} servers up"
+        return text
 
     async def complete(self, messages: list[Message], tools: list[Tool],
                        settings: ModelSettings | None = None) -> Message:
@@ -255,7 +310,7 @@ class ResilientModel(ChatModel):
             usage = usage + (msg.usage or Usage())
             notes += msg.annotations
         out = msg.model_copy(update={"content": prefix + msg.content, "usage": usage, "annotations": notes})
-        return Completion(out, comp.finish)
+        return Completion(out, comp.finish, comp.headers)
 
     async def _attempts(self, messages: list[Message], tools: list[Tool],
                         settings: ModelSettings | None) -> Completion:
@@ -277,23 +332,95 @@ class ResilientModel(ChatModel):
                     if final is e:
                         raise
                     raise final from e
-                delay = self.policy.delay(attempt, e.retry_after)
+                if self._elsewhere(e):
+                    delay = 0.0  # another server takes the retry at once
+                else:
+                    delay = self.policy.delay(attempt, e.retry_after)
             attempt += 1
             await asyncio.sleep(delay)
 
+    def _elsewhere(self, e: ModelError) -> bool:
+        """Whether a retry can go to another server now (the one that failed has been taken out)."""
+        now = time.monotonic()
+        return (len(self.servers) > 1 and e.category in SERVER_FAULTS and not e.overloaded
+                and any(s.out_until <= now for s in self.servers))
+
+    def _window(self, server: Server) -> Window | None:
+        if not self.concurrency:
+            return None
+        window = self._windows.get(server.url)
+        if window is None:
+            window = self._windows[server.url] = server_window(self.provider, server.url, self.concurrency,
+                                                               self.adaptive)
+        return window
+
+    async def _pick(self) -> Server:
+        """The least loaded server in service (waiting for the first to come back if none is)."""
+        if len(self.servers) == 1:
+            return self.servers[0]
+        while True:
+            now = time.monotonic()
+            up = [s for s in self.servers if s.out_until <= now]
+            if up:
+                return min(up, key=lambda s: (w.load() if (w := self._window(s)) else 0.0, s.failures))
+            await asyncio.sleep(min(s.out_until for s in self.servers) - now)
+
+    def _chars(self, messages: list[Message], tools: list[Tool]) -> int:
+        names = tuple(t.name for t in tools)
+        if names not in self._tool_chars:
+            self._tool_chars[names] = sum(len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools)
+        return self._tool_chars[names] + sum(len(m.content) + 16 + sum(len(str(c.args)) for c in m.tool_calls)
+                                             for m in messages)
+
     async def _once(self, messages: list[Message], tools: list[Tool],
                     settings: ModelSettings | None) -> Completion:
-        slot = provider_slot(self.provider, self.concurrency) if self.concurrency else None
-        if slot is not None:
-            await slot.acquire()
+        server = await self._pick()
+        window = self._window(server)
+        if window is not None:
+            await window.acquire()
+        pacer = window.pacer(self.model) if window is not None and self.adaptive else None
+        chars = self._chars(messages, tools) if pacer is not None else 0
+        outcome, retry_after, sent_at = "failed", None, time.monotonic()
         try:
-            return await asyncio.wait_for(self.inner.generate(messages, tools, settings), self.policy.timeout)
+            ticket = await pacer.admit(chars * self.token_ratio) if pacer is not None else {}
+            sent_at = time.monotonic()
+            try:
+                comp = await self._timed(server.model, messages, tools, settings)
+            except ModelError as e:
+                if e.category == "rate_limit" or e.overloaded:
+                    outcome, retry_after = "congested", e.retry_after
+                elif e.category in SERVER_FAULTS:
+                    self._take_out(server)
+                if pacer is not None and e.headers:
+                    pacer.observe(rate_limits(e.headers), ticket, sent_at)
+                raise
+            outcome = "ok"
+            server.failures, server.answered = 0, server.answered + 1
+            if pacer is not None:
+                pacer.observe(rate_limits(comp.headers), ticket, sent_at)
+                used = comp.message.usage.input_tokens if comp.message.usage else 0
+                if used and chars:
+                    self.token_ratio = 0.8 * self.token_ratio + 0.2 * used / chars
+            return comp
+        finally:
+            if window is not None:
+                window.release(sent_at, outcome, retry_after)
+
+    async def _timed(self, model: ChatModel, messages: list[Message], tools: list[Tool],
+                     settings: ModelSettings | None) -> Completion:
+        try:
+            return await asyncio.wait_for(model.generate(messages, tools, settings), self.policy.timeout)
         except asyncio.TimeoutError as e:
             limit = f" within {self.policy.timeout:g}s" if self.policy.timeout else ""
             raise ModelError("timeout", f"{self.name}: no reply{limit}") from e
-        finally:
-            if slot is not None:
-                slot.release()
+
+    def _take_out(self, server: Server) -> None:
+        now = time.monotonic()
+        if len(self.servers) == 1 or server.out_until > now:  # already out: requests sent before it was
+            return
+        server.failures += 1
+        base = OUT_BASE * self.policy.base_delay
+        server.out_until = now + min(OUT_MAX, base * 2 ** (server.failures - 1))
 
 
 class _Health:
@@ -313,7 +440,7 @@ class _Health:
             self.failures_in_row = 0
             return
         self.failures_in_row += 1
-        where = getattr(model.inner, "base_url", None) or "the provider's default address"
+        where = model.where
         if self.answers == 0 and e.unreachable:
             raise FatalModelError("connection", f"cannot reach {where}, no request has been answered: {e}; is the "
                                   "server running there, and is --base-url right?")

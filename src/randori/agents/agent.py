@@ -1,0 +1,50 @@
+"""The agent under test, as the runner sees it: something that builds, for one case, an object whose
+`run(env, prompt, watch=..., trace=...)` fills the case's trace. The built-in `ToolAgent` (driven by
+`--model`) is one; a user's Python callable and an MCP client process are others
+(`agents/external/`). The runner, the store, the report and the viewer treat them all alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from randori.agents.messages import Trace
+
+if TYPE_CHECKING:
+    from randori.agents.defenses.base import Defense
+    from randori.agents.loop import ToolSource
+    from randori.agents.models.base import ChatModel
+    from randori.tools.function import Tool
+
+BUILTIN_NAME = "builtin"
+
+
+class CaseAgent(Protocol):
+    async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,
+                  trace: Trace | None = None) -> Trace: ...
+
+
+class AgentSpec:
+    """The built-in agent: `ToolAgent` with the defense's hooks (or the agent a defense brings)."""
+
+    name = BUILTIN_NAME
+    version: str | None = None
+    external = False
+
+    @property
+    def label(self) -> str:
+        """How results name this agent in place of a model: `NAME` or `NAME@VERSION`."""
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+    def build(self, model: ChatModel | None, tools: list[Tool], system_prompt: str, defense: Defense, *,
+              max_steps: int, tool_source: ToolSource | None = None) -> CaseAgent:
+        """`tool_source`: the case's tool descriptions when an attack writes into them (they may
+        change during the case: a rug pull)."""
+        from randori.agents.loop import ToolAgent
+
+        assert model is not None, "the built-in agent needs a model"
+        return defense.agent(ToolAgent(model, tools, system_prompt, defense, max_steps=max_steps,
+                                       tool_source=tool_source))
+
+
+BUILTIN = AgentSpec()

@@ -1,0 +1,80 @@
+"""Agents randori does not drive: a Python callable (`python.py`) or an MCP client process
+(`mcp.py`). `get_agent` reads an `--agent` spec; `check_defense` says which defenses can guard them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from randori.agents.agent import BUILTIN, BUILTIN_NAME, AgentSpec
+from randori.errors import UserError
+
+if TYPE_CHECKING:
+    from randori.agents.defenses.base import Defense
+
+DEFAULT_LIMIT = 600.0  # seconds one case of an external agent may take
+
+
+def get_agent(spec: str, version: str | None = None, limit: float = DEFAULT_LIMIT) -> AgentSpec:
+    """`builtin`, `mcp:COMMAND ARGS...`, `MODULE:CALLABLE`, or the name of a `randori.agents` entry point."""
+    spec = spec.strip()
+    version = version.strip() if version else None
+    if spec in ("", BUILTIN_NAME):
+        if version:
+            raise UserError("--agent-version names a version of an external agent; the built-in agent is "
+                            "named by --model")
+        return BUILTIN
+    if spec.startswith("mcp:"):
+        from randori.agents.external.mcp import McpAgent
+
+        return McpAgent(spec[len("mcp:"):], version, limit)
+    from randori.agents.external.python import REGISTRY, PythonAgent
+
+    if ":" not in spec and spec not in REGISTRY.table():
+        known = ", ".join(REGISTRY.names()) or "none installed"
+        raise UserError(f"unknown agent '{spec}': use builtin, MODULE:CALLABLE, \"mcp:COMMAND ARGS...\" or the name "
+                        f"of a randori.agents entry point ({known})")
+    return PythonAgent(spec, version, limit)
+
+
+# Hooks that need randori to drive the model, which an external agent does itself.
+_MODEL_HOOKS = {
+    "agent": "it replaces the agent's loop",
+    "before_model": "it rewrites what the model reads on each turn",
+    "select_tools": "it chooses the tools the agent's model is offered",
+}
+_BOUNDARY_HOOKS = ("check_call", "on_tool_result")
+
+
+def _overrides(d: Defense, hook: str) -> bool:
+    from randori.agents.defenses.base import Defense
+
+    return getattr(type(d), hook) is not getattr(Defense, hook)
+
+
+def _members(defense: Defense) -> list[Defense]:
+    from randori.agents.defenses.stack import Stack
+
+    return list(defense.members) if isinstance(defense, Stack) else [defense]
+
+
+def check_defense(defense: Defense, agent: str) -> None:
+    """A UserError when `defense` cannot guard an external agent: it would need to drive the agent's
+    model. Defenses at the tool boundary (a call check, rewriting tool output) apply unchanged; their
+    system-prompt text reaches the agent as its instructions."""
+    for d in _members(defense):
+        allowed = type(d).external_agents
+        reason = None
+        if allowed is None:
+            reason = next((why for hook, why in _MODEL_HOOKS.items() if _overrides(d, hook)), None)
+            if reason is None and _overrides(d, "system_prompt") and not any(_overrides(d, h) for h in _BOUNDARY_HOOKS):
+                reason = "it only changes the system prompt, which an external agent writes itself"
+        elif not allowed:
+            reason = "it says it cannot guard an agent randori does not drive"
+        if reason:
+            raise UserError(f"defense {d.name} cannot guard the external agent {agent}: {reason} (tool-boundary "
+                            "defenses work: detector, delimiters, datamark, encode, policy)")
+
+
+def asks_model(defense: Defense) -> bool:
+    """Whether `defense` asks a model a question before the agent starts (policy's allow-list)."""
+    return any(_overrides(d, "select_tools") for d in _members(defense))

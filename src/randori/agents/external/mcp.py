@@ -1,0 +1,213 @@
+"""`--agent "mcp:COMMAND ARGS..."`: for each case randori serves the case's tools over MCP (the
+official `mcp` SDK, streamable HTTP on 127.0.0.1, a free port per case) and starts COMMAND with the
+server's URL and the user's prompt in its environment. The answer is what COMMAND prints on stdout.
+The process runs in its own session: when the case ends (answer, crash, time limit, a defense's abort)
+its whole process group is killed. `randori mcp serve` serves one case the same way to a client
+started by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
+from randori.errors import AgentFailure, UserError, scrub_secrets
+
+HOST = "127.0.0.1"
+PATH = "/mcp"
+# The environment of an agent process (documented in the README, "Your own agent").
+URL_ENV = "RANDORI_MCP_URL"
+PROMPT_ENV = "RANDORI_PROMPT"
+INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"
+TIMEOUT_ENV = "RANDORI_TIMEOUT"
+STDERR_TAIL = 2000  # characters of an agent's stderr kept for its error message
+MAX_ANSWER = 1_000_000  # characters of stdout kept as the answer
+
+
+def _case_server() -> type:
+    import uvicorn
+
+    class CaseServer(uvicorn.Server):
+        """uvicorn for one case. It leaves SIGINT/SIGTERM alone: uvicorn takes them over while it serves
+        and restores them after, which is wrong for several servers starting and stopping in any order
+        inside one run. And it stops when `stopping` is set, instead of polling a flag every 0.1 s."""
+
+        stopping: asyncio.Event
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+        async def main_loop(self) -> None:
+            await self.on_tick(0)  # sets the Date header once: a case lasts minutes at most
+            await self.stopping.wait()
+
+    return CaseServer
+
+
+def _mcp_server(case: AgentCase) -> Any:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    import randori
+
+    listed = types.ListToolsResult(tools=[types.Tool(name=t.name, description=t.description,
+                                                     input_schema=t.parameters) for t in case.tools])
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return listed
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        try:
+            text, failed = await case.call_result(params.name, params.arguments)
+        except CaseStopped as e:
+            text, failed = str(e), True
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
+
+    server = Server("randori", version=randori.__version__, instructions=case.instructions,
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware = []  # OpenTelemetry spans: nothing exports them here, and every call would pay for them
+    return server
+
+
+@contextlib.asynccontextmanager
+async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
+    """Serve `case` over MCP on 127.0.0.1 (`port` 0: a free one) while the block runs; yields the URL."""
+    import uvicorn
+
+    app = _mcp_server(case).streamable_http_app(json_response=True, host=HOST)
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for sockets
+    # that say so, and without it every reply waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.bind((HOST, port))
+    except OSError as e:
+        sock.close()
+        raise UserError(f"cannot serve MCP on {HOST}:{port}: {e.strerror}") from None
+    server = _case_server()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                           timeout_graceful_shutdown=1))
+    server.stopping = asyncio.Event()
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise RuntimeError("the MCP server stopped while starting")
+            await asyncio.sleep(0.002)
+        yield f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
+    finally:
+        server.should_exit = True
+        server.stopping.set()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(task)
+        sock.close()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _tail(stream: asyncio.StreamReader | None, keep: int) -> str:
+    """Everything `stream` says until it closes, of which the last `keep` characters are returned."""
+    if stream is None:
+        return ""
+    kept = b""
+    while chunk := await stream.read(65536):
+        kept = (kept + chunk)[-4 * keep:]
+    return kept.decode("utf-8", "replace")[-keep:]
+
+
+class ProcessDriver(Driver):
+    def __init__(self, argv: list[str]):
+        self.argv = argv
+
+    async def run(self, case: AgentCase) -> str:
+        async with serve(case) as url:
+            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions}
+            if case.timeout is not None:
+                env[TIMEOUT_ENV] = f"{case.timeout:g}"
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+            except OSError as e:
+                raise AgentFailure("agent_crash", f"cannot start {self.argv[0]}: {e.strerror or e}") from None
+            out = asyncio.create_task(_tail(proc.stdout, MAX_ANSWER))
+            err = asyncio.create_task(_tail(proc.stderr, STDERR_TAIL))
+            try:
+                code = await proc.wait()
+            finally:
+                # Children it left behind would outlive the case (and hold its pipes open): the group goes.
+                _kill_group(proc.pid)
+                if proc.returncode is None:
+                    await asyncio.shield(proc.wait())
+                # A child that left the group (setsid) may still hold a pipe: read no longer than this.
+                _, late = await asyncio.wait({out, err}, timeout=2)
+                for t in late:
+                    t.cancel()
+            answer = "" if out.cancelled() else out.result()
+            errors = "" if err.cancelled() else err.result()
+        if code != 0:
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+            detail = f"; its stderr ends: {errors.strip()}" if errors.strip() else " (no stderr)"
+            raise AgentFailure("agent_crash", f"the agent process {how}{detail}")
+        return answer.strip()
+
+
+def parse_command(command: str) -> list[str]:
+    """`COMMAND ARGS...` split as a shell would (no shell runs it); a UserError when it cannot run."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as e:
+        raise UserError(f"agent 'mcp:{command}': cannot split the command ({e})") from None
+    if not argv:
+        raise UserError("agent 'mcp:' names no command: use --agent \"mcp:COMMAND ARGS...\"")
+    if shutil.which(argv[0]) is None:
+        raise UserError(f"agent 'mcp:{command}': no executable '{argv[0]}' (not found on PATH, or not executable)")
+    return argv
+
+
+class McpAgent(ExternalSpec):
+    def __init__(self, command: str, version: str | None, limit: float):
+        self.argv = parse_command(command)
+        # The name is stored and shown: a key written into the command line must not be.
+        super().__init__(scrub_secrets("mcp:" + shlex.join(self.argv)), version, limit)
+
+    def driver(self) -> Driver:
+        return ProcessDriver(self.argv)
+
+
+class ManualDriver(Driver):
+    """`randori mcp serve`: serves the case until `stop` is set; `answer` then gives the final answer."""
+
+    def __init__(self, port: int, announce: Callable[[str, AgentCase], None], stop: asyncio.Event,
+                 answer: Callable[[], Awaitable[str]]):
+        self.port, self.announce, self.stop, self.answer = port, announce, stop, answer
+
+    async def run(self, case: AgentCase) -> str:
+        async with serve(case, self.port) as url:
+            self.announce(url, case)
+            await self.stop.wait()
+        return await self.answer()
+
+
+class ManualAgent(ExternalSpec):
+    """The client of `randori mcp serve`; `manual` is set once the session's driver exists."""
+
+    name = "mcp:serve"
+
+    def __init__(self, version: str | None):
+        super().__init__(self.name, version, None)
+        self.manual: ManualDriver | None = None
+
+    def driver(self) -> Driver:
+        assert self.manual is not None, "no session to serve"
+        return self.manual

@@ -1,0 +1,193 @@
+"""An external agent's case: what it is given (`AgentCase`) and the agent that runs it for the runner
+(`ExternalAgent`). Every tool call goes through the built-in agent's own path (the defense's call
+check, the tool runtime and its rendering, the defense's output hooks) and is recorded in the trace
+as the built-in agent's calls are, so injection, `injection_seen`, the checks and the viewer cannot
+tell the routes apart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from randori.agents.agent import AgentSpec
+from randori.agents.defenses.base import Defense, DefenseAbort
+from randori.agents.loop import ToolAgent, ToolSource
+from randori.agents.messages import Message, ToolCall, Trace
+from randori.errors import AgentFailure
+from randori.registry import describe_exception
+from randori.tools.function import Tool
+
+if TYPE_CHECKING:
+    from randori.agents.models.base import ChatModel
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model is shown it: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class CaseStopped(Exception):
+    """Raised into an agent's tool call when the case is over (a defense aborted it, or its time ran out)."""
+
+
+# name, arguments -> (what the model would read, whether the tool failed)
+Invoke = Callable[[str, Any], Awaitable[tuple[str, bool]]]
+
+
+class AgentCase:
+    """One case, as an external agent gets it.
+
+    - `prompt`: the user's request;
+    - `instructions`: the system prompt the built-in agent would run with (who the user is, and what
+      a defense such as `delimiters` tells the model); use it as, or in, your agent's own;
+    - `tools`: the tools (`ToolSpec`: name, description, JSON schema);
+    - `await call(name, arguments)`: run a tool in the case's environment; returns exactly the text a
+      model reads (tool errors too, as `Error: ...`). `arguments` is a dict or a JSON object string."""
+
+    def __init__(self, prompt: str, instructions: str, tools: list[ToolSpec], invoke: Invoke,
+                 timeout: float | None):
+        self.prompt = prompt
+        self.instructions = instructions
+        self.tools = tools
+        self.timeout = timeout  # seconds the agent has for this case (None: no limit)
+        self._invoke = invoke
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
+        text, _ = await self._invoke(name, arguments)
+        return text
+
+    async def call_result(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> tuple[str, bool]:
+        """Like `call`, and whether the tool failed (MCP's `isError`)."""
+        return await self._invoke(name, arguments)
+
+
+class Driver(ABC):
+    """What differs between routes: how the agent is given the case and how its answer comes back."""
+
+    @abstractmethod
+    async def run(self, case: AgentCase) -> Any:
+        """The agent's final answer. Cancelled when the case is over; must then stop the agent."""
+
+
+class ExternalSpec(AgentSpec, ABC):
+    """An agent randori does not drive. `limit`: seconds one case may take (wall clock; None: no limit)."""
+
+    external = True
+
+    def __init__(self, name: str, version: str | None, limit: float | None):
+        self.name = name
+        self.version = version
+        self.limit = limit
+
+    @abstractmethod
+    def driver(self) -> Driver: ...
+
+    def build(self, model: ChatModel | None, tools: list[Tool], system_prompt: str, defense: Defense, *,
+              max_steps: int, tool_source: ToolSource | None = None) -> ExternalAgent:
+        return ExternalAgent(self.driver(), model, tools, system_prompt, defense, limit=self.limit,
+                             tool_source=tool_source)
+
+
+def parse_arguments(arguments: Mapping[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
+    """Arguments as a dict, and what is wrong with them (the tool then answers with that error)."""
+    if arguments is None:
+        return {}, None
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as e:
+            return {}, f"not valid JSON ({e.msg} at character {e.pos})"
+    if not isinstance(arguments, Mapping):
+        return {}, f"expected a JSON object, got {type(arguments).__name__}"
+    return dict(arguments), None
+
+
+class ExternalAgent(ToolAgent):
+    """Runs one case through a `Driver`. `model` is only for defenses that ask a question before the
+    agent starts (policy); the agent's own model is its business."""
+
+    def __init__(self, driver: Driver, model: ChatModel | None, tools: list[Tool], system_prompt: str,
+                 defense: Defense, *, limit: float | None, tool_source: ToolSource | None = None):
+        # Tool descriptions an attack wrote are shown as they stand at the start; a rug pull's change
+        # needs a `tools/list_changed` the MCP route does not send yet (see tasks/tool_vectors.py).
+        super().__init__(model, tools, system_prompt, defense, tool_source=tool_source)  # type: ignore[arg-type]
+        self.driver = driver
+        self.limit = limit
+        self.calls = 0
+        self.over = False
+        self.stopped = asyncio.Event()
+
+    async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,
+                  trace: Trace | None = None) -> Trace:
+        trace = trace if trace is not None else Trace()
+        await self.start(trace, prompt)
+        tool_map = {t.name: t for t in self.active_tools}
+
+        async def invoke(name: str, arguments: Any) -> tuple[str, bool]:
+            return await self.invoke(env, trace, tool_map, watch, name, arguments)
+
+        shown = self.current(trace, self.active_tools)
+        case = AgentCase(prompt, trace.messages[0].content,
+                         [ToolSpec(t.name, t.description, t.parameters) for t in shown], invoke, self.limit)
+        answer = await self.drive(case)
+        if answer is not None:
+            self.record(trace, Message.assistant(answer))
+        return trace
+
+    async def drive(self, case: AgentCase) -> str | None:
+        """The agent's answer; None when a defense stopped the case. Raises AgentFailure."""
+        work = asyncio.create_task(self.driver.run(case))
+        stop = asyncio.create_task(self.stopped.wait())
+        try:
+            done, _ = await asyncio.wait({work, stop}, timeout=self.limit, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.over = True  # from here on, no call may change the environment the checks will read
+            for t in (work, stop):
+                t.cancel()
+            await asyncio.gather(work, stop, return_exceptions=True)
+        if self.stopped.is_set():
+            return None
+        if work not in done:
+            raise AgentFailure("agent_timeout", f"the agent gave no answer within {self.limit:g} s "
+                                                "(--agent-timeout); it was stopped")
+        if work.cancelled():
+            raise AgentFailure("agent_crash", "the agent was cancelled")
+        error = work.exception()
+        if isinstance(error, AgentFailure):
+            raise error
+        if error is not None:
+            where = "".join(traceback.format_exception(type(error), error, error.__traceback__, limit=-4))
+            raise AgentFailure("agent_crash", f"the agent raised {describe_exception(error)}\n{where[-1500:]}")
+        answer = work.result()
+        if not isinstance(answer, str):
+            raise AgentFailure("agent_crash", f"the agent returned {type(answer).__name__}, not the final answer "
+                                              "as a str")
+        return answer
+
+    async def invoke(self, env: Any, trace: Trace, tool_map: Mapping[str, Tool], watch: Mapping[str, str] | None,
+                     name: str, arguments: Any) -> tuple[str, bool]:
+        if self.over or self.stopped.is_set():
+            raise CaseStopped("randori: this case is over; no more tool calls are run")
+        args, problem = parse_arguments(arguments)
+        self.calls += 1
+        call = ToolCall(function=str(name), args=args, id=f"call_{self.calls}", parse_error=problem)
+        self.record(trace, Message.assistant(tool_calls=[call]))
+        try:
+            result = await self.execute(env, call, tool_map, watch)
+        except DefenseAbort as e:
+            self.record(trace, Message(role="assistant", content="",
+                                       annotations=[f"aborted by defense {self.defense.name}: {e}"]))
+            self.stopped.set()
+            raise CaseStopped(f"randori: the case was stopped by a defense ({e})") from None
+        message = Message.tool(result)
+        self.record(trace, message)
+        return message.content, result.error is not None

@@ -1,0 +1,108 @@
+"""A tiny agent process for MCP tests, standard library only so that it starts in milliseconds: it
+asks an OpenAI-compatible chat server (the fake one) what to do, runs the tool calls through the
+MCP server named by RANDORI_MCP_URL (streamable HTTP, JSON-RPC), and prints the final answer.
+
+Environment: RANDORI_MCP_URL, RANDORI_PROMPT, RANDORI_INSTRUCTIONS (from randori) and
+MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1). With MCP_AGENT_TIMINGS set to a
+file, the round trip of each tool call is appended to it (seconds, one a line: benchmarks/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from typing import Any
+
+
+class Http:
+    """One keep-alive HTTP/1.1 connection to one origin, on a bare socket: `http.client` alone costs a
+    test of a thousand cases a minute of imports (it pulls in email and ssl)."""
+
+    def __init__(self, url: str):
+        host_port, _, path = url.split("://", 1)[1].partition("/")
+        host, _, port = host_port.partition(":")
+        self.host_port, self.path = host_port, "/" + path
+        self.sock = socket.create_connection((host, int(port or 80)), timeout=60)
+        self.file = self.sock.makefile("rb")
+        self.headers: dict[str, str] = {}
+
+    def post(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[Any, Any]:
+        data = json.dumps(body).encode()
+        head = {"host": self.host_port, "content-type": "application/json", "content-length": str(len(data)),
+                **self.headers, **(headers or {})}
+        self.sock.sendall(f"POST {path} HTTP/1.1\r\n".encode()
+                          + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + data)
+        status = int(self.file.readline().split()[1])
+        reply: dict[str, str] = {}
+        while (line := self.file.readline().decode().strip()):
+            key, _, value = line.partition(":")
+            reply[key.strip().lower()] = value.strip()
+        text = self.file.read(int(reply.get("content-length", 0))).decode()
+        if status >= 400:
+            raise SystemExit(f"{path}: HTTP {status}: {text[:300]}")
+        if reply.get("content-type", "").startswith("text/event-stream"):
+            text = "".join(line[5:].strip() for line in text.splitlines() if line.startswith("data:"))
+        return reply, json.loads(text) if text.strip() else None
+
+
+class Mcp:
+    def __init__(self, url: str):
+        self.http = Http(url)
+        self.http.headers = {"accept": "application/json, text/event-stream"}
+        self.ids = 0
+        self.times: list[float] = []
+        resp, init = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                 "clientInfo": {"name": "randori-test-agent", "version": "1"}})
+        self.instructions = init["result"].get("instructions", "")
+        session = resp.get("mcp-session-id")
+        if session:
+            self.http.headers["mcp-session-id"] = session
+        self.http.headers["mcp-protocol-version"] = init["result"]["protocolVersion"]
+        self.http.post(self.http.path, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[Any, Any]:
+        self.ids += 1
+        resp, reply = self.http.post(self.http.path, {"jsonrpc": "2.0", "id": self.ids, "method": method,
+                                                      "params": params})
+        if "error" in reply:
+            raise SystemExit(f"{method}: {reply['error']}")
+        return resp, reply
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self.request("tools/list", {})[1]["result"]["tools"]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        t0 = time.perf_counter()
+        result = self.request("tools/call", {"name": name, "arguments": arguments})[1]["result"]
+        self.times.append(time.perf_counter() - t0)
+        return "".join(c.get("text", "") for c in result["content"])
+
+
+def main() -> None:
+    mcp = Mcp(os.environ["RANDORI_MCP_URL"])
+    tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                "parameters": t["inputSchema"]}} for t in mcp.tools()]
+    model = Http(os.environ["MODEL_BASE_URL"])
+    messages: list[dict[str, Any]] = [{"role": "system", "content": mcp.instructions},
+                                      {"role": "user", "content": os.environ["RANDORI_PROMPT"]}]
+    for _ in range(50):
+        _, reply = model.post(model.path + "/chat/completions", {"model": "fake", "messages": messages,
+                                                                 "tools": tools})
+        message = reply["choices"][0]["message"]
+        messages.append(message)
+        if not message.get("tool_calls"):
+            if os.environ.get("MCP_AGENT_TIMINGS"):
+                with open(os.environ["MCP_AGENT_TIMINGS"], "a") as f:
+                    f.write("".join(f"{t}\n" for t in mcp.times))
+            print(message.get("content") or "")
+            return
+        for call in message["tool_calls"]:
+            text = mcp.call(call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+    sys.exit("too many turns")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Terminal and newcomer fit: version, wrapped listings, help in panels, the closing hint."""
+
+import re
+
+import pytest
+
+import randori as pkg
+from tests.helpers import randori
+
+
+def test_version():
+    r = randori("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"randori {pkg.__version__}"
+
+
+@pytest.mark.parametrize("command", [("attacks", "list"), ("defenses", "list"), ("suites", "show", "banking")])
+@pytest.mark.parametrize("width", [40, 60, 80, 140])
+def test_listings_wrap_at_word_boundaries_at_any_width(command, width):
+    r = randori(*command, env={"COLUMNS": str(width)})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    # Only a single word longer than the line (a long attack name) may exceed the width.
+    assert all(len(line) <= width or " " not in line.strip() for line in lines)
+    wide = randori(*command, env={"COLUMNS": "1000"}).stdout
+    # The same words in the same order: nothing was cut inside a word.
+    assert r.stdout.split() == wide.split()
+
+
+def test_run_help_is_in_panels():
+    r = randori("run", "--help", env={"COLUMNS": "80"})
+    assert r.returncode == 0
+    panels = re.findall(r"╭─ (.+?) ─", r.stdout)
+    assert panels[1:] == ["What to run", "Model settings", "Attacks and defenses", "Limits and spend", "Output"]
+    for option in ("--max-cost", "--dry-run", "--sample", "--limit", "--model", "--results"):
+        assert option in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+
+
+def test_top_level_help_lists_commands_in_one_line_each():
+    r = randori("--help", env={"COLUMNS": "100"})
+    for command in ("run", "report", "compare", "view", "models"):
+        assert re.search(rf"│ {command} +\S", r.stdout)
