@@ -151,3 +151,26 @@ def test_tool_attacks_from_the_command_line(tmp_path):
     assert rates["tool_poisoning"] == rates["rug_pull"] == rates["important_instructions[position=end]"] == (1.0, 1.0)
     listed = randori("attacks", "list").stdout
     assert "tool_poisoning" in listed and "rug_pull" in listed and "search" in listed and "bank" in listed
+
+
+SEEN_BY_AGENT: list[str] = []
+
+
+async def describing_agent(case):
+    """A Python agent that notes the description of read_document it was given, calls a tool, answers."""
+    SEEN_BY_AGENT.append(next(t.description for t in case.tools if t.name == "read_document"))
+    await case.call("list_documents", {})
+    return "done"
+
+
+@pytest.mark.parametrize("attack, sees", [("tool_poisoning", True), ("rug_pull", False)])
+def test_an_external_agent_gets_the_descriptions_as_they_stand_at_the_start(attack, sees):
+    # A rug pull reaches an external agent only through `tools/list_changed`, which the MCP route
+    # does not send yet: until then it keeps the list it got, and the case says the text was not seen.
+    from randori.agents.external import get_agent
+
+    _, [case] = cases("scripted/oracle", [attack])
+    SEEN_BY_AGENT.clear()
+    res = asyncio.run(run_case(case, banking, None, agent=get_agent(f"{__name__}:describing_agent")))
+    text = next(iter(case.injections.values()))
+    assert res.status == "ok" and (text in SEEN_BY_AGENT[0]) is sees and res.injection_seen is sees
