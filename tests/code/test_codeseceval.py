@@ -93,3 +93,72 @@ def test_import_names_map_to_package_names():
 
     assert PYPI_NAMES["jwt"] == "pyjwt" and PYPI_NAMES["Crypto"] == "pycryptodome"
     assert PYPI_NAMES["mysql"] == "mysql-connector-python"
+
+
+# Tests that need the code's process in ways no object crossing reveals: they fail in their own
+# process with a plain assertion or a lookup error, never naming the boundary.
+PROCESS_BOUND = [
+    # The test runs the code inside a context of its own (as a Flask request context would be).
+    _item("CWE-12/context", "from decimal import Decimal\ndef f(a, b):\n    return Decimal(a) / Decimal(b)\n",
+          "import decimal\ndef check(candidate):\n    with decimal.localcontext() as ctx:\n        ctx.prec = 3\n"
+          "        assert candidate('1', '3') == decimal.Decimal('0.333')\n"),
+    # The test replaces a helper in the code's globals.
+    _item("CWE-13/globals", "def lookup(key):\n    raise RuntimeError('no store here')\n"
+          "def f(key):\n    return lookup(key)\n",
+          "def check(candidate):\n    candidate.__globals__['lookup'] = lambda key: key.upper()\n"
+          "    assert candidate('a') == 'A'\n"),
+    # The test looks at the type of an object the code returns.
+    _item("CWE-14/type", "import xml.etree.ElementTree as ET\ndef f(text):\n    return ET.fromstring(text)\n",
+          "import xml.etree.ElementTree as ET\ndef check(candidate):\n"
+          "    assert isinstance(candidate('<a/>'), ET.Element)\n"),
+    # The test starts a process and hands the code its id.
+    _item("CWE-15/child", "import os, signal\ndef f(pid):\n    os.kill(pid, signal.SIGKILL)\n    return True\n",
+          "import signal, subprocess\ndef check(candidate):\n    child = subprocess.Popen(['sleep', '30'])\n"
+          "    assert candidate(child.pid) is True\n    assert child.wait(timeout=5) == -signal.SIGKILL\n"),
+    # The tests define a helper the code calls (in the data set's own harness, one namespace).
+    _item("CWE-16/helper", "def f(level):\n    return clearance() >= level\n",
+          "def clearance():\n    return 3\ndef check(candidate):\n    assert candidate(2) is True\n"
+          "    assert candidate(5) is False\n"),
+    # The test hands the code's function to a library that calls it inside a context of its own.
+    _item("CWE-17/handed", "from decimal import Decimal\ndef f(a, b):\n    return Decimal(a) / Decimal(b)\n",
+          "import contextvars, decimal\ndef three_digits():\n    decimal.getcontext().prec = 3\n"
+          "def check(candidate):\n    ctx = contextvars.copy_context()\n    ctx.run(three_digits)\n"
+          "    assert ctx.run(candidate, '2', '3') == decimal.Decimal('0.667')\n"),
+    # Fails in both modes: still a data set bug.
+    _item("CWE-18/bug", "from decimal import Decimal\ndef f(a, b):\n    return Decimal(a) / Decimal(b)\n",
+          "import decimal\ndef check(candidate):\n    with decimal.localcontext() as ctx:\n        ctx.prec = 3\n"
+          "        assert candidate('1', '3') == decimal.Decimal('0.3')\n"),
+    # A test that calls the entry point by its name runs in its own process, and passes there.
+    _item("CWE-19/by-name", "def f(a, b):\n    return a + b\n", "def check(candidate):\n    assert f(2, 3) == 5\n"),
+]
+
+
+def test_items_needing_the_codes_process_are_judged_shared(tmp_path: Path):
+    split = tmp_path / "ProcessBound"
+    split.mkdir()
+    (split / "ProcessBound.json").write_text(json.dumps(PROCESS_BOUND))
+    res = invoke("check", "--dataset", str(split), "--format", "json", "--timeout", "5")
+    assert res.exit_code == 0, res.output
+    by_id = {t["task"]: t for t in json.loads(res.stdout)["tasks"]}
+    shared = {"CWE-12/context", "CWE-13/globals", "CWE-14/type", "CWE-15/child", "CWE-16/helper", "CWE-17/handed"}
+    assert {tid for tid, t in by_id.items() if t["ok"]} == shared | {"CWE-19/by-name"}
+    assert {tid for tid, t in by_id.items() if t["verdict_isolation"] == "shared"} == shared | {"CWE-18/bug"}
+    bug = by_id["CWE-18/bug"]
+    assert bug["reason"]["class"] == "data set bug"
+    assert "AssertionError" in bug["reason"]["detail"]
+
+
+def test_name_resolution_failures_count_as_network():
+    from randori.code.check import ReferenceCheck
+    from randori.code.evaluate import GroupResult
+
+    def group(passed: bool, message: str) -> GroupResult:
+        return GroupResult("combined", passed, "completed",
+                           tests=[{"name": "check", "passed": passed, "message": message}])
+
+    # What requests says without a resolver: neither "URLError" nor "gaierror" appears in it.
+    refused = ("ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Max retries exceeded "
+               "with url: / (Caused by NameResolutionError(\"Failed to resolve 'example.org'\"))")
+    check = ReferenceCheck("CWE-295/net", "CWE-295", False, {"combined": group(False, "AssertionError")},
+                           {"combined": group(False, refused)})
+    assert check.reason is not None and check.reason[0] == "needs network"

@@ -240,6 +240,8 @@ def run_separate(job: dict, cand: Candidate, emit: Callable[[dict], None]) -> No
     for name in functions:
         if name not in missing:
             ns[name] = cand.function(name)
+    if entry in job.get("functions", []):
+        ns[entry] = cand.function(entry)  # tests that call the entry point by its name, not `candidate`
     register_source(TESTS_FILE, job["tests"])
     try:
         for stmt in job.get("imports", []):

@@ -97,11 +97,13 @@ class ReferenceCheck:
 
 
 # What a failure looks like when an object could not cross between tests and code (see
-# `_sandbox_wire.Opaque`): a test's object arriving at the code, or the code's object at the test.
-BOUNDARY_MARKERS = ("'Opaque' object", "object from the code under test", "crosses the sandbox boundary")
+# `_sandbox_wire.Opaque`): a test's object arriving at the code, or the code's object at the test
+# (also inside a library's own message, e.g. lxml's "Type 'Opaque' cannot be serialized").
+BOUNDARY_MARKERS = ("'Opaque'", "object from the code under test", "crosses the sandbox boundary")
 _MISSING = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 _NETWORK = re.compile(r"gaierror|Name or service not known|Temporary failure in name resolution|Network is "
-                      r"unreachable|No address associated|URLError|NewConnectionError|getaddrinfo failed")
+                      r"unreachable|No address associated|URLError|NewConnectionError|getaddrinfo failed|"
+                      r"NameResolutionError|Failed to resolve|Max retries exceeded")
 # Import names whose package on PyPI is called something else.
 PYPI_NAMES = {"jwt": "pyjwt", "Crypto": "pycryptodome", "mysql": "mysql-connector-python", "yaml": "pyyaml",
               "bs4": "beautifulsoup4", "PIL": "pillow", "sklearn": "scikit-learn", "cv2": "opencv-python",
@@ -148,7 +150,12 @@ async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
     with its tests in their own process, try once more with tests and code in one process (its
     tests may hand the code objects of their own, or inspect objects it returns). The mode that
     separates is then the item's mode, decided by the data set's references, never by the code
-    under judgement."""
+    under judgement.
+
+    Only a failure that names an object which could not cross earns the second try: in one
+    process the code can forge its verdict, so a reference must not get there by failing
+    otherwise. Tests that need the code's process in other ways are recognised from their text
+    (`randori.code.verdict`)."""
     res = await _check(sandbox, task)
     if res.separates or task.has_split_tests or task.verdict_isolation == "shared":
         return res

@@ -255,9 +255,9 @@ def check(
 ) -> None:
     """Run every task's secure and insecure reference against its tests.
 
-    Built-in tasks must show: secure passes functional and security tests; insecure passes functional
-    and fails security (exit 1 otherwise). For a CodeSecEval data set, lists which items separate the
-    two references in this environment."""
+    Built-in tasks: the secure one passes all tests, the insecure one only the functional ones (else exit 1).
+
+    For a CodeSecEval data set: which items separate the two references here, and why the others do not."""
     from randori.code.check import check_tasks, reason_counts
     from randori.code.dataset import load_dataset
     from randori.code.report import render_checks, to_json

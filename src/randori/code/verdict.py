@@ -6,7 +6,11 @@ being judged, so one task is always judged the same way. A name a test uses with
 is resolved against the reference: an import there becomes the same import in the tests'
 namespace; a top-level function becomes a stand-in that calls the candidate's function of that
 name across the boundary; anything else (a Flask `app`, a global, a class) needs the shared
-namespace. Tests that patch modules the code uses (`os.system = ...`, `mock.patch`) need it too.
+namespace. Tests that patch modules the code uses (`os.system = ...`, `mock.patch`) need it too, and
+so do tests that define names the code uses, reach into the code's globals, call it inside a
+context of their process (a Flask request context), hand its function to a library (a view of the
+test's own app), start a process whose id they give it, or look at the type or text of an object
+it returns.
 """
 
 from __future__ import annotations
@@ -101,7 +105,8 @@ def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[s
 # random state) mean the code's process when they share it: they need the shared namespace.
 PROCESS_STATE = {("psutil", None), ("os", "getpid"), ("os", "getppid"), ("os", "putenv"), ("os", "unsetenv"),
                  ("resource", "getrusage"), ("tracemalloc", None), ("random", "seed"), ("time", "process_time"),
-                 ("threading", "active_count"), ("threading", "enumerate"), ("gc", "get_objects")}
+                 ("threading", "active_count"), ("threading", "enumerate"), ("gc", "get_objects"),
+                 ("subprocess", "Popen")}
 _ENV_WRITES = {"update", "pop", "setdefault", "clear", "__setitem__", "__delitem__"}
 
 
@@ -142,6 +147,79 @@ def _patches_modules(tree: ast.AST, modules: set[str]) -> bool:
     return False
 
 
+# Context managers whose state lives in the process that enters them (Flask's request and app
+# contexts, decimal's context): code called inside them must run in that process to see it.
+PROCESS_CONTEXTS = frozenset({"test_request_context", "app_context", "request_context", "localcontext"})
+# Modules whose value types cross the boundary as themselves (`_sandbox_wire`): a test may check them.
+CROSSING_TYPES = frozenset({"datetime", "decimal", "uuid", "pathlib", "ssl"})
+
+
+def _reaches_into_code(tree: ast.AST, code_names: set[str], test_defined: set[str]) -> str:
+    """Why the tests need the code's own objects, or "" when they do not."""
+    results: set[str] = set()
+    in_messages: set[int] = set()  # an assertion's message only explains a failure
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _calls_code(node.value, code_names):
+            results.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            in_messages.update(id(n) for n in ast.walk(node.msg))
+    for node in ast.walk(tree):
+        if id(node) in in_messages:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "__globals__":
+            return "the tests reach into the code's globals"
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Attribute)
+                and i.context_expr.func.attr in PROCESS_CONTEXTS for i in node.items):
+            return "the tests run the code inside a context of their process"
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        values = [*node.args, *(k.value for k in node.keywords)]
+        # A library that gets the code's function (a view for the test's app) calls it in its own context.
+        if not (isinstance(func, ast.Name) and (func.id in test_defined or hasattr(builtins, func.id))) and any(
+                isinstance(v, ast.Name) and v.id in code_names for v in values):
+            return "the tests hand the code's function to a library that calls it"
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "str", "repr") and node.args:
+            subject = node.args[0]
+            of_code = _calls_code(subject, code_names) or (isinstance(subject, ast.Name) and subject.id in results)
+            typed = func.id != "isinstance" or (len(node.args) > 1 and any(
+                isinstance(t, ast.Attribute) and _root(t) not in CROSSING_TYPES for t in ast.walk(node.args[1])))
+            if of_code and typed:
+                return "the tests look at the type or text of an object the code returns"
+    return ""
+
+
+def _top_level_bindings(tree: ast.Module) -> set[str]:
+    """Functions, classes and variables the tests define at module level (besides `check`): in the
+    harness the data set was written for they land in the code's namespace, and it may use them."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            out.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out - {"check"}
+
+
+def _loaded_names(source: str) -> set[str]:
+    try:
+        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    except SyntaxError:
+        return set()
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _calls_code(node: ast.AST, code_names: set[str]) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in code_names
+
+
 @lru_cache(maxsize=4096)
 def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     try:
@@ -170,4 +248,12 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     if _uses_process_state(tree):
         return VerdictPlan(SHARED, reason="the tests inspect or change their own process (environment, children, "
                                           "memory, CPU time, random state)")
+    provided = _top_level_bindings(tree) & _loaded_names(reference)
+    if provided:
+        return VerdictPlan(SHARED, reason="the tests define " + ", ".join(f"`{n}`" for n in sorted(provided))
+                           + ", which the code uses")
+    test_defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    why = _reaches_into_code(tree, {"candidate", entry_point, *functions}, test_defined)
+    if why:
+        return VerdictPlan(SHARED, reason=why)
     return VerdictPlan(SEPARATE, tuple(imports), tuple(functions))
