@@ -87,14 +87,15 @@ def test_tool_poisoning_over_mcp_needs_no_notification(tmp_path, gullible_server
     assert NOTIFIED not in events(log) and events(log).count("listed tools") == 4  # and the injection-only case
 
 
-def run_sdk(tmp_path: Path, server: FakeOpenAIServer, era: str, attack: str, user_task: str = "user_task_1"):
+def run_sdk(tmp_path: Path, server: FakeOpenAIServer, era: str, attack: str, user_task: str = "user_task_1",
+            **extra: str):
     """One banking case through the SDK-based client; its result and what the client logged."""
-    log = tmp_path / f"{era}-{attack}-{user_task}.events"
+    log = tmp_path / f"{era}-{attack}-{user_task}-{len(extra)}.events"
     agent = get_agent(SDK_AGENT)
     sel = Selection(suites=[banking], model=None, attacks=[attack], user_tasks=[user_task],
                     injection_tasks=["injection_task_0"], benign=False, injection_only=False, agent=agent)
     [case] = plan(sel)
-    env = {"MODEL_BASE_URL": server.base_url, "MCP_AGENT_ERA": era, "MCP_AGENT_EVENTS": str(log)}
+    env = {"MODEL_BASE_URL": server.base_url, "MCP_AGENT_ERA": era, "MCP_AGENT_EVENTS": str(log), **extra}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
@@ -123,6 +124,10 @@ def test_an_sdk_client_is_told_of_a_rug_pull_on_both_protocol_eras(tmp_path, gul
         assert result.attack_succeeded and result.injection_seen
     _, kept, log = run_sdk(tmp_path, oracle_server, era, "rug_pull")
     assert heard in log and kept.injection_seen and kept.utility and not kept.attack_succeeded
+    # A client that keeps its first listing is never shown the text: not even a tools/call on the
+    # 2026-07-28 path (which validates arguments against the tool's schema) counts as a listing.
+    _, deaf, log = run_sdk(tmp_path, gullible_server, era, "rug_pull", "user_task_0", MCP_AGENT_IGNORE_CHANGES="1")
+    assert log.count("listed tools") == 1 and not deaf.injection_seen and not deaf.attack_succeeded
     _, poisoned, log = run_sdk(tmp_path, gullible_server, era, "tool_poisoning")
     assert poisoned.attack_succeeded and poisoned.injection_seen and log.count("listed tools") == 1
     assert not any(line.startswith("notified") for line in log)

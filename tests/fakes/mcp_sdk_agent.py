@@ -10,8 +10,9 @@ How it hears of a change depends on the protocol era (MCP_AGENT_ERA):
   tool-list changes.
 
 Environment: RANDORI_MCP_URL, RANDORI_PROMPT (from randori or `randori mcp serve`), MODEL_BASE_URL (the
-chat server, e.g. http://127.0.0.1:PORT/v1), MCP_AGENT_ERA, and MCP_AGENT_EVENTS: a file to which
-each change notification received and each listing is appended, one line each (what tests assert)."""
+chat server, e.g. http://127.0.0.1:PORT/v1), MCP_AGENT_ERA, MCP_AGENT_EVENTS: a file to which each
+change notification received and each listing is appended, one line each (what tests assert), and
+MCP_AGENT_IGNORE_CHANGES: when set, the agent ignores notifications and keeps its first listing."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Agent:
     def __init__(self) -> None:
         self.era = os.environ.get("MCP_AGENT_ERA", "legacy")
         self.log_path = os.environ.get("MCP_AGENT_EVENTS")
+        self.deaf = bool(os.environ.get("MCP_AGENT_IGNORE_CHANGES"))  # keeps its first listing
         self.changed = asyncio.Event()
         self.listening = asyncio.Event()
         self.tools: list[dict[str, Any]] = []
@@ -46,14 +48,15 @@ class Agent:
         self.changed.set()
 
     async def on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, types.ToolListChangedNotification) and not self.deaf:
             self.heard("notifications/tools/list_changed")
 
     async def listen(self, client: Client) -> None:
         async with client.listen(tools_list_changed=True) as sub:
             self.listening.set()
             async for _ in sub:
-                self.heard("subscriptions/listen tools_list_changed")
+                if not self.deaf:
+                    self.heard("subscriptions/listen tools_list_changed")
 
     async def list_tools(self, client: Client) -> None:
         self.changed.clear()
@@ -83,6 +86,14 @@ class Agent:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
+    async def read_what_arrived(self) -> None:
+        """Let the tasks that read the notification streams handle what is already on their sockets (the
+        server writes a change notification before the result of the call that caused it)."""
+        for _ in range(50):
+            if self.changed.is_set():
+                return
+            await asyncio.sleep(0)
+
     async def run(self) -> str:
         async with self.connected() as client, httpx.AsyncClient(base_url=os.environ["MODEL_BASE_URL"],
                                                                   timeout=60) as model:
@@ -105,6 +116,7 @@ class Agent:
                     text = "".join(getattr(c, "text", "") for c in result.content)
                     self.log(f"called {call['function']['name']}")
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+                await self.read_what_arrived()
         sys.exit("too many turns")
 
 

@@ -3,7 +3,8 @@ much each has written. A change notification and the result of the tool call tha
 on different HTTP connections (the standalone GET stream or a `subscriptions/listen` stream, and the
 call's own POST), so either could reach the client first; waiting until every open stream has written
 since the notification was sent puts it on the wire before the result, and a client that reads its
-connections as data arrives hears of the change before it reads the result."""
+connections as data arrives hears of the change before it reads the result. (A stream that does not
+carry it, such as a listen stream for other events, delays that one result by the wait's limit.)"""
 
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
     standalone stream (the GET SSE stream the client opens), on the 2026-07-28 era through the
     subscription bus to every `subscriptions/listen` stream that asked for tool changes. Every case
     advertises `tools.listChanged`, attacked or not, so the capability gives nothing away."""
+    import anyio
     import mcp_types as types
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
@@ -97,7 +98,9 @@ def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
     async def tools_changed() -> None:
         mark = streams.mark()
         for session in list(sessions.values()):
-            await session.send_tool_list_changed()  # best effort: dropped when no stream is open
+            # Dropped when the session opened no stream; a session that has ended must not fail the call.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await session.send_tool_list_changed()
         await bus.publish(ToolsListChanged())
         await streams.written_since(mark, NOTIFY_WAIT)
 
