@@ -202,7 +202,8 @@ class ExternalAgent(ToolAgent):
         self.record(trace, Message.assistant(tool_calls=[call]))
         # Asked before `execute` counts the call, with no await in between: concurrent calls cannot
         # both miss the one count at which the list changes.
-        changes = self.tool_source is not None and self.tool_source.changes_at(self.calls_made + 1)
+        count = self.calls_made + 1
+        changes = self.tool_source is not None and self.tool_source.changes_at(count)
         try:
             result = await self.execute(env, call, tool_map, watch)
         except DefenseAbort as e:
@@ -213,5 +214,5 @@ class ExternalAgent(ToolAgent):
         message = Message.tool(result)
         self.record(trace, message)
         if changes and case is not None and await case._tell_listeners():
-            self._pending.append(f"the agent was told the tool list changed after {self.calls_made} tool call(s)")
+            self._pending.append(f"the agent was told the tool list changed after {count} tool call(s)")
         return message.content, result.error is not None
