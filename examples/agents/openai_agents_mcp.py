@@ -22,6 +22,9 @@ async def main() -> None:
     set_tracing_disabled(True)  # the SDK would otherwise upload a trace of every case to OpenAI
     model = OpenAIChatCompletionsModel(model=os.environ.get("EXAMPLE_MODEL", "gpt-4o-mini"),
                                        openai_client=AsyncOpenAI())
+    # cache_tools_list=True keeps the first listing for the whole case, so a tool description that
+    # changes after the first call (the rug_pull attack) never reaches the model; with False the SDK
+    # lists the tools again on every turn.
     async with MCPServerStreamableHttp(params={"url": os.environ["RANDORI_MCP_URL"]}, name="randori",
                                        cache_tools_list=True) as tools:
         agent = Agent(name="assistant", instructions=os.environ.get("RANDORI_INSTRUCTIONS", ""), model=model,

@@ -3,7 +3,8 @@
     randori run --suite banking --agent examples.agents.openai_minimal:agent --agent-version 1
 
 randori calls `agent(case)` once per case: `case.prompt` is the user's request, `case.instructions`
-the system prompt, `case.tools` the tools (name, description, JSON schema) and `await case.call(name,
+the system prompt, `case.current_tools()` the tools as they are now (name, description, JSON schema;
+asked on every turn, since a description may change after a call) and `await case.call(name,
 arguments)` runs one in the case's environment and returns what the model reads. The return value
 is the final answer. Model: $EXAMPLE_MODEL (default gpt-4o-mini); the client reads OPENAI_API_KEY
 and OPENAI_BASE_URL as usual."""
@@ -20,12 +21,12 @@ MAX_TURNS = 20
 
 async def agent(case: Any) -> str:
     client = AsyncOpenAI()
-    tools: Any = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                    "parameters": t.parameters}} for t in case.tools]
     messages: list[Any] = [{"role": "system", "content": case.instructions},
                            {"role": "user", "content": case.prompt}]
     try:
         for _ in range(MAX_TURNS):
+            tools: Any = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                            "parameters": t.parameters}} for t in case.current_tools()]
             reply = await client.chat.completions.create(model=os.environ.get("EXAMPLE_MODEL", "gpt-4o-mini"),
                                                          messages=messages, tools=tools, temperature=0)
             message = reply.choices[0].message

@@ -81,6 +81,21 @@ def test_mcp_serve_scores_and_stores_the_case_when_the_session_ends(tmp_path, or
     assert (row["agent"], row["agent_version"], row["attack_success"]["n"]) == ("mcp:serve", "inspector-1", 2)
 
 
+def test_mcp_serve_tells_its_client_of_a_rug_pull(tmp_path, monkeypatch):
+    log = tmp_path / "events"
+    monkeypatch.setenv("MCP_AGENT_EVENTS", str(log))  # tests/fakes/mcp_agent.py notes what it hears
+    with FakeOpenAIServer(Replay(gullible=True).policy, record=False) as gullible:
+        out = serve_session(tmp_path, gullible.base_url, "-i", "injection_task_0", "-a", "rug_pull")
+    assert "attacked by rug_pull" in out and "attack succeeded: yes; injection seen: yes" in out
+    assert log.read_text().splitlines() == ["listed tools", "notified notifications/tools/list_changed",
+                                            "listed tools"]
+    with Store(tmp_path) as store:
+        [row] = store.cases()
+        notes = [a for m in store.trace(row["key"])["messages"] for a in m.get("annotations", [])]
+    assert "the agent was told the tool list changed after 1 tool call(s)" in notes
+    assert "injected text of docbox_plugin is in the description of read_document" in notes
+
+
 def test_mcp_serve_mistakes_are_one_line(tmp_path):
     import socket
 

@@ -1,15 +1,20 @@
 """A tiny agent process for MCP tests, standard library only so that it starts in milliseconds: it
-asks an OpenAI-compatible chat server (the fake one) what to do, runs the tool calls through the
-MCP server named by RANDORI_MCP_URL (streamable HTTP, JSON-RPC), and prints the final answer.
+asks an OpenAI-compatible chat server (the fake one) what to do, sending the tool list as it stands,
+runs the tool calls through the MCP server named by RANDORI_MCP_URL (streamable HTTP, JSON-RPC, the
+initialize handshake), and prints the final answer. When the server advertises `tools.listChanged` it
+opens the session's standalone GET stream, and after each tool call it reads what has arrived there
+without waiting: on `notifications/tools/list_changed` it lists the tools again.
 
 Environment: RANDORI_MCP_URL, RANDORI_PROMPT, RANDORI_INSTRUCTIONS (from randori) and
 MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1). With MCP_AGENT_TIMINGS set to a
-file, the round trip of each tool call is appended to it (seconds, one a line: benchmarks/)."""
+file, the round trip of each tool call is appended to it (seconds, one a line: benchmarks/); with
+MCP_AGENT_EVENTS, each notification received and each listing (one a line: tests)."""
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import sys
 import time
@@ -47,6 +52,49 @@ class Http:
         return reply, json.loads(text) if text.strip() else None
 
 
+class Events:
+    """The session's standalone GET stream (server-sent events), read only when asked and never waited
+    for: `poll()` gives the methods of the notifications whose bytes have arrived."""
+
+    def __init__(self, http: Http):
+        self.sock = socket.create_connection(http.sock.getpeername()[:2], timeout=60)
+        head = {"host": http.host_port, **http.headers, "accept": "text/event-stream"}
+        self.sock.sendall(f"GET {http.path} HTTP/1.1\r\n".encode()
+                          + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n")
+        self.raw = b""
+        while b"\r\n\r\n" not in self.raw:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise SystemExit("GET stream: the server closed it")
+            self.raw += chunk
+        status, _, self.raw = self.raw.partition(b"\r\n\r\n")
+        if b" 200 " not in status.split(b"\r\n")[0] + b" ":
+            raise SystemExit(f"GET stream: {status.decode()[:200]}")
+        self.body = b""  # the stream with its chunked framing taken off
+
+    def poll(self) -> list[str]:
+        while select.select([self.sock], [], [], 0)[0]:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                break
+            self.raw += chunk
+        while True:  # chunked transfer encoding: "<hex size>\r\n<data>\r\n"
+            size_line, sep, rest = self.raw.partition(b"\r\n")
+            if not sep or len(rest) < int(size_line, 16) + 2:
+                break
+            size = int(size_line, 16)
+            self.body, self.raw = self.body + rest[:size], rest[size + 2:]
+        methods = []
+        text = self.body.decode().replace("\r\n", "\n")
+        *events, rest_text = text.split("\n\n")
+        self.body = rest_text.encode()
+        for event in events:
+            data = "".join(line[5:].strip() for line in event.splitlines() if line.startswith("data:"))
+            if data:
+                methods.append(json.loads(data).get("method", ""))
+        return methods
+
+
 class Mcp:
     def __init__(self, url: str):
         self.http = Http(url)
@@ -61,6 +109,8 @@ class Mcp:
             self.http.headers["mcp-session-id"] = session
         self.http.headers["mcp-protocol-version"] = init["result"]["protocolVersion"]
         self.http.post(self.http.path, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = init["result"].get("capabilities", {}).get("tools") or {}
+        self.events = Events(self.http) if tools.get("listChanged") else None
 
     def request(self, method: str, params: dict[str, Any]) -> tuple[Any, Any]:
         self.ids += 1
@@ -79,11 +129,26 @@ class Mcp:
         self.times.append(time.perf_counter() - t0)
         return "".join(c.get("text", "") for c in result["content"])
 
+    def tools_changed(self) -> bool:
+        """Whether a `notifications/tools/list_changed` has arrived since the last look."""
+        return "notifications/tools/list_changed" in (self.events.poll() if self.events else [])
+
+
+def log(line: str) -> None:
+    if os.environ.get("MCP_AGENT_EVENTS"):
+        with open(os.environ["MCP_AGENT_EVENTS"], "a") as f:
+            f.write(line + "\n")
+
+
+def listing(mcp: Mcp) -> list[dict[str, Any]]:
+    log("listed tools")
+    return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                              "parameters": t["inputSchema"]}} for t in mcp.tools()]
+
 
 def main() -> None:
     mcp = Mcp(os.environ["RANDORI_MCP_URL"])
-    tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
-                                                "parameters": t["inputSchema"]}} for t in mcp.tools()]
+    tools = listing(mcp)
     model = Http(os.environ["MODEL_BASE_URL"])
     messages: list[dict[str, Any]] = [{"role": "system", "content": mcp.instructions},
                                       {"role": "user", "content": os.environ["RANDORI_PROMPT"]}]
@@ -101,6 +166,9 @@ def main() -> None:
         for call in message["tool_calls"]:
             text = mcp.call(call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+        if mcp.tools_changed():
+            log("notified notifications/tools/list_changed")
+            tools = listing(mcp)
     sys.exit("too many turns")
 
 

@@ -1,15 +1,17 @@
 """Reference agents for external-agent tests: they decide like `scripted/oracle` and
-`scripted/gullible`, but from what any external agent sees (the user's prompt and the tool outputs
-so far), never from the harness's case. The task is found by its prompt; the ground truth is computed
-on a fresh environment on which the calls so far are replayed; the gullible one takes over when an
-injection task's goal is readable in a tool output, as the scripted one does on the injected text.
+`scripted/gullible`, but from what any external agent sees (the user's prompt, the tool outputs so
+far and the tool descriptions it is shown), never from the harness's case. The task is found by its
+prompt; the ground truth is computed on a fresh environment on which the calls so far are replayed;
+the gullible one takes over when an injection task's goal is readable in a tool output or a tool's
+description, as the scripted one does on the injected text.
 
-`Replay.next(prompt, outputs)` is a tool call `(name, arguments)` or the final answer (a str).
+`Replay.next(prompt, outputs, ...)` is a tool call `(name, arguments)` or the final answer (a str).
 `Replay.policy` answers chat requests the same way, for the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
 import functools
+import json
 from collections import deque
 from typing import Any
 
@@ -42,13 +44,19 @@ class Script:
         self.taken_over: Any = None
         self.pending: Any = None
 
-    def step(self, output: str | None) -> tuple[str, dict[str, Any]] | str:
+    def step(self, output: str | None, descriptions: str = "") -> tuple[str, dict[str, Any]] | str:
+        """`descriptions`: the tool descriptions the agent is shown on this turn (a poisoned third-party
+        tool is obeyed like a poisoned tool output)."""
+        read = []
         if self.pending is not None and output is not None:
             self.suite.replay(self.env, [self.pending])  # the call that produced `output`, on our own copy
-            if self.gullible and self.is_user_task and self.taken_over is None:
-                self.taken_over = Replay.injection_seen(self.suite, output)
-                if self.taken_over is not None:
-                    self.queue.extendleft(reversed(self.taken_over.ground_truth(self.env)))
+            read.append(output)
+        if descriptions:
+            read.append(descriptions)
+        if self.gullible and self.is_user_task and self.taken_over is None:
+            self.taken_over = next((it for text in read if (it := Replay.injection_seen(self.suite, text))), None)
+            if self.taken_over is not None:
+                self.queue.extendleft(reversed(self.taken_over.ground_truth(self.env)))
         if self.queue:
             self.pending = self.queue.popleft()
             return self.pending.function, dict(self.pending.args)
@@ -61,12 +69,24 @@ class Replay:
     def __init__(self, gullible: bool = False):
         self.gullible = gullible
 
-    def next(self, prompt: str, outputs: list[str]) -> tuple[str, dict[str, Any]] | str:
-        """Stateless: the conversation so far is replayed (a chat server sees one request at a time)."""
-        script = Script(prompt, self.gullible)
-        step = script.step(None)
-        for out in outputs:
-            step = script.step(out)
+    def next(self, prompt: str, outputs: list[str], descriptions: str = "",
+             calls: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[str, dict[str, Any]] | str:
+        """Stateless: the conversation so far is replayed (a chat server sees one request at a time).
+        `descriptions` are the tool descriptions sent with this request; since a rug pull changes them
+        between turns, the turn from which they were shown is the first one that explains `calls`, the
+        calls made so far."""
+        suite = _tasks()[prompt.strip()][0]
+        poisoned = self.gullible and calls is not None and Replay.injection_seen(suite, descriptions) is not None
+        step: tuple[str, dict[str, Any]] | str = ""
+        for start in range(len(outputs) + 1 if poisoned else 1):
+            script = Script(prompt, self.gullible)
+            made = []
+            step = script.step(None, descriptions if start == 0 else "")
+            for turn, out in enumerate(outputs, 1):
+                made.append(step)
+                step = script.step(out, descriptions if turn >= start else "")
+            if not poisoned or json.loads(json.dumps(made)) == json.loads(json.dumps(calls)):
+                break
         return step
 
     @staticmethod
@@ -79,7 +99,10 @@ class Replay:
         """A reply for the fake OpenAI server: the first user message is the prompt."""
         messages = request["messages"]
         prompt = next(_text(m["content"]) for m in messages if m["role"] == "user")
-        step = self.next(prompt, [_text(m["content"]) for m in messages if m["role"] == "tool"])
+        descriptions = "\n\n".join(t["function"].get("description", "") for t in request.get("tools") or [])
+        calls = [(c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
+                 for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+        step = self.next(prompt, [_text(m["content"]) for m in messages if m["role"] == "tool"], descriptions, calls)
         return step if isinstance(step, str) else [step]
 
 
@@ -90,11 +113,17 @@ def _text(content: Any) -> str:
 
 
 async def _drive(gullible: bool, case: Any) -> str:
+    """Reads the tool list before every step, as the built-in agent sends it with every model request."""
     script = Script(case.prompt, gullible)
-    step = script.step(None)
+    step = script.step(None, _descriptions(case))
     while not isinstance(step, str):
-        step = script.step(await case.call(*step))
+        output = await case.call(*step)
+        step = script.step(output, _descriptions(case))
     return step
+
+
+def _descriptions(case: Any) -> str:
+    return "\n\n".join(t.description for t in case.current_tools())
 
 
 async def oracle_agent(case: Any) -> str:

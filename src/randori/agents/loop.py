@@ -20,6 +20,8 @@ class ToolSource(Protocol):
 
     def vectors_at(self, calls_made: int) -> dict[str, str]: ...
 
+    def changes_at(self, calls_made: int) -> bool: ...
+
 
 class ToolAgent:
     def __init__(self, model: ChatModel, tools: list[Tool], system_prompt: str,

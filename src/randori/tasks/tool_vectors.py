@@ -8,7 +8,8 @@ gains a tool vector shows its tools exactly as before to every case that does no
 `CaseTools` is what one case shows its agent: the suite's tools with the injected suffixes in place,
 as they stand after a number of tool calls. A rug pull is a description that changes after the agent
 first used the tools (`after` calls); the built-in agent asks `at(calls_made)` before every model
-turn, and an external agent served over MCP is told `tools/list_changed` whenever `changes_at` says so.
+turn, an external agent's `AgentCase.current_tools()` does the same, and one served over MCP is sent
+`notifications/tools/list_changed` when `changes_at` says so.
 """
 
 from __future__ import annotations

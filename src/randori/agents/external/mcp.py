@@ -17,6 +17,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
+from randori.agents.external.event_streams import EventStreams
 from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
 from randori.errors import AgentFailure, UserError, scrub_secrets
 
@@ -27,6 +28,7 @@ URL_ENV = "RANDORI_MCP_URL"
 PROMPT_ENV = "RANDORI_PROMPT"
 INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"
 TIMEOUT_ENV = "RANDORI_TIMEOUT"
+NOTIFY_WAIT = 1.0  # seconds a call that changed the tool list waits for its notification to be written
 STDERR_TAIL = 2000  # characters of an agent's stderr kept for its error message
 MAX_ANSWER = 1_000_000  # characters of stdout kept as the answer
 
@@ -52,29 +54,74 @@ def _case_server() -> type:
     return CaseServer
 
 
-def _mcp_server(case: AgentCase) -> Any:
+def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
+    """The case's MCP server as an ASGI app, and what ends its `subscriptions/listen` streams when the
+    case is over.
+
+    `tools/list` answers with the descriptions as they are now (a rug pull changes them after the first
+    tool call), and a call that changed them tells the client before its result returns: on the
+    handshake era (initialize; up to 2025-11-25) as `notifications/tools/list_changed` on each session's
+    standalone stream (the GET SSE stream the client opens), on the 2026-07-28 era through the
+    subscription bus to every `subscriptions/listen` stream that asked for tool changes. Every case
+    advertises `tools.listChanged`, attacked or not, so the capability gives nothing away."""
+    import anyio
     import mcp_types as types
-    from mcp.server.lowlevel import Server
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     import randori
 
-    listed = types.ListToolsResult(tools=[types.Tool(name=t.name, description=t.description,
-                                                     input_schema=t.parameters) for t in case.tools])
+    schemas = {t.name: t.parameters for t in case.tools}
+    bus = InMemorySubscriptionBus()
+    listen = ListenHandler(bus)
+    sessions: dict[str | None, Any] = {}  # handshake-era sessions by Mcp-Session-Id, to tell of a change
+
+    def remember(ctx: Any) -> None:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            headers = getattr(ctx.request, "headers", None)
+            sessions[headers.get("mcp-session-id") if headers is not None else None] = ctx.session
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return listed
+        remember(ctx)
+        return types.ListToolsResult(tools=[types.Tool(name=t.name, description=t.description,
+                                                       input_schema=t.parameters) for t in case.current_tools()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        remember(ctx)
         try:
             text, failed = await case.call_result(params.name, params.arguments)
         except CaseStopped as e:
             text, failed = str(e), True
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
 
-    server = Server("randori", version=randori.__version__, instructions=case.instructions,
-                    on_list_tools=list_tools, on_call_tool=call_tool)
+    async def tools_changed() -> None:
+        mark = streams.mark()
+        for session in list(sessions.values()):
+            # Dropped when the session opened no stream; a session that has ended must not fail the call.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await session.send_tool_list_changed()
+        await bus.publish(ToolsListChanged())
+        await streams.written_since(mark, NOTIFY_WAIT)
+
+    case.on_tools_changed(tools_changed)
+
+    class CaseServer(Server):  # type: ignore[type-arg]
+        def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
+            # The handshake era reads listChanged from here; the 2026-07-28 era from the listen handler.
+            return super().create_initialization_options(notification_options or NotificationOptions(
+                tools_changed=True), *args, **kw)
+
+    # get_tool_input_schema: without it the 2026-07-28 path validates a call's Mcp-Param headers by running
+    # the tools/list handler, which would count as showing the agent the descriptions.
+    server = CaseServer("randori", version=randori.__version__, instructions=case.instructions,
+                        on_list_tools=list_tools, on_call_tool=call_tool, on_subscriptions_listen=listen,
+                        get_tool_input_schema=schemas.get)
     server.middleware = []  # OpenTelemetry spans: nothing exports them here, and every call would pay for them
-    return server
+    # JSON responses (no SSE per call: cheaper) still carry change notifications: the handshake era's
+    # standalone GET stream and the 2026-07-28 era's subscriptions/listen are SSE in this mode too.
+    streams = EventStreams(server.streamable_http_app(json_response=True, host=HOST))
+    return streams, listen.close
 
 
 @contextlib.asynccontextmanager
@@ -82,7 +129,7 @@ async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
     """Serve `case` over MCP on 127.0.0.1 (`port` 0: a free one) while the block runs; yields the URL."""
     import uvicorn
 
-    app = _mcp_server(case).streamable_http_app(json_response=True, host=HOST)
+    app, close_streams = _case_app(case)
     # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for sockets
     # that say so, and without it every reply waits ~40 ms for the client's delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -103,6 +150,7 @@ async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
             await asyncio.sleep(0.002)
         yield f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
     finally:
+        close_streams()
         server.should_exit = True
         server.stopping.set()
         with contextlib.suppress(Exception):

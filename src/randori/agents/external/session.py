@@ -49,17 +49,37 @@ class AgentCase:
     - `prompt`: the user's request;
     - `instructions`: the system prompt the built-in agent would run with (who the user is, and what
       a defense such as `delimiters` tells the model); use it as, or in, your agent's own;
-    - `tools`: the tools (`ToolSpec`: name, description, JSON schema);
+    - `tools`: the tools (`ToolSpec`: name, description, JSON schema) as they are when the case starts;
+    - `current_tools()`: the tools as they are now. Under a rug pull a description changes after the
+      agent's first tool call, so this differs from `tools` from then on: ask it before every model
+      turn, as the built-in agent does. What it returns counts as shown to the agent (the trace notes
+      injected descriptions and the change);
+    - `on_tools_changed(callback)`: `await callback()` runs after a tool call that changed the list,
+      before that call returns (the MCP route sends `notifications/tools/list_changed` from it);
     - `await call(name, arguments)`: run a tool in the case's environment; returns exactly the text a
       model reads (tool errors too, as `Error: ...`). `arguments` is a dict or a JSON object string."""
 
     def __init__(self, prompt: str, instructions: str, tools: list[ToolSpec], invoke: Invoke,
-                 timeout: float | None):
+                 timeout: float | None, current: Callable[[], list[ToolSpec]] | None = None):
         self.prompt = prompt
         self.instructions = instructions
         self.tools = tools
         self.timeout = timeout  # seconds the agent has for this case (None: no limit)
         self._invoke = invoke
+        self._current = current
+        self._listeners: list[Callable[[], Awaitable[None]]] = []
+
+    def current_tools(self) -> list[ToolSpec]:
+        return self._current() if self._current is not None else self.tools
+
+    def on_tools_changed(self, callback: Callable[[], Awaitable[None]]) -> None:
+        self._listeners.append(callback)
+
+    async def _tell_listeners(self) -> bool:
+        """Run every `on_tools_changed` callback; whether there was any."""
+        for callback in list(self._listeners):
+            await callback()
+        return bool(self._listeners)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
         text, _ = await self._invoke(name, arguments)
@@ -117,8 +137,6 @@ class ExternalAgent(ToolAgent):
 
     def __init__(self, driver: Driver, model: ChatModel | None, tools: list[Tool], system_prompt: str,
                  defense: Defense, *, limit: float | None, tool_source: ToolSource | None = None):
-        # Tool descriptions an attack wrote are shown as they stand at the start; a rug pull's change
-        # needs a `tools/list_changed` the MCP route does not send yet (see tasks/tool_vectors.py).
         super().__init__(model, tools, system_prompt, defense, tool_source=tool_source)  # type: ignore[arg-type]
         self.driver = driver
         self.limit = limit
@@ -133,11 +151,12 @@ class ExternalAgent(ToolAgent):
         tool_map = {t.name: t for t in self.active_tools}
 
         async def invoke(name: str, arguments: Any) -> tuple[str, bool]:
-            return await self.invoke(env, trace, tool_map, watch, name, arguments)
+            return await self.invoke(env, trace, tool_map, watch, name, arguments, case=case)
 
-        shown = self.current(trace, self.active_tools)
-        case = AgentCase(prompt, trace.messages[0].content,
-                         [ToolSpec(t.name, t.description, t.parameters) for t in shown], invoke, self.limit)
+        def current() -> list[ToolSpec]:
+            return [ToolSpec(t.name, t.description, t.parameters) for t in self.current(trace, self.active_tools)]
+
+        case = AgentCase(prompt, trace.messages[0].content, current(), invoke, self.limit, current)
         answer = await self.drive(case)
         if answer is not None:
             self.record(trace, Message.assistant(answer))
@@ -174,13 +193,17 @@ class ExternalAgent(ToolAgent):
         return answer
 
     async def invoke(self, env: Any, trace: Trace, tool_map: Mapping[str, Tool], watch: Mapping[str, str] | None,
-                     name: str, arguments: Any) -> tuple[str, bool]:
+                     name: str, arguments: Any, *, case: AgentCase | None = None) -> tuple[str, bool]:
         if self.over or self.stopped.is_set():
             raise CaseStopped("randori: this case is over; no more tool calls are run")
         args, problem = parse_arguments(arguments)
         self.calls += 1
         call = ToolCall(function=str(name), args=args, id=f"call_{self.calls}", parse_error=problem)
         self.record(trace, Message.assistant(tool_calls=[call]))
+        # Asked before `execute` counts the call, with no await in between: concurrent calls cannot
+        # both miss the one count at which the list changes.
+        count = self.calls_made + 1
+        changes = self.tool_source is not None and self.tool_source.changes_at(count)
         try:
             result = await self.execute(env, call, tool_map, watch)
         except DefenseAbort as e:
@@ -190,4 +213,6 @@ class ExternalAgent(ToolAgent):
             raise CaseStopped(f"randori: the case was stopped by a defense ({e})") from None
         message = Message.tool(result)
         self.record(trace, message)
+        if changes and case is not None and await case._tell_listeners():
+            self._pending.append(f"the agent was told the tool list changed after {count} tool call(s)")
         return message.content, result.error is not None
