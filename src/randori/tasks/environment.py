@@ -114,14 +114,16 @@ def _shares_containers(model: BaseModel, data: Any) -> bool:
 
 
 def _set(root: Any, path: tuple[PathPart, ...], value: Any) -> None:
-    obj = root
+    obj: Any = root
     for part in path[:-1]:
-        obj = obj[part] if isinstance(obj, (list, dict)) else getattr(obj, part)
+        obj = obj[part] if isinstance(obj, (list, dict)) else getattr(obj, str(part))  # type: ignore[index]
     last = path[-1]
     if isinstance(obj, (list, dict)):
-        obj[last] = value
+        obj[last] = value  # type: ignore[index]
+    elif isinstance(obj, BaseModel):
+        object.__setattr__(obj, str(last), value)
     else:
-        object.__setattr__(obj, last, value) if isinstance(obj, BaseModel) else setattr(obj, last, value)
+        setattr(obj, str(last), value)
 
 
 _SETTLED: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("settled", default=None)
