@@ -157,6 +157,7 @@ class Adaptive(Attack):
     description = ("An attacker model (--attacker-model; scripted/attacker offline) rewrites the injection after "
                    "each failed try, seeing the goal and the agent's final answer (and the trace with "
                    "--attacker-sees-trace), up to --attacker-budget tries; success is reported per budget.")
+    name = "adaptive"
     kind = "adaptive"
     parameters = {"attacker": str, "budget": int, "trace": bool}
 
@@ -164,7 +165,7 @@ class Adaptive(Attack):
         params.setdefault("budget", 10)
         params.setdefault("trace", False)
         if not 1 <= params["budget"] <= MAX_BUDGET:
-            raise UserError(f"the adaptive attack's budget must be from 1 to {MAX_BUDGET} tries, "
+            raise UserError(f"the {self.name} attack's budget must be from 1 to {MAX_BUDGET} tries, "
                             f"not {params['budget']}")
         super().__init__(**params)
 

@@ -176,6 +176,7 @@ def parse_proposals(reply: str, default_parent: int) -> list[tuple[str, int, lis
 
 
 class Search(Adaptive):
+    name = "search"
     description = ("Beam search over injection texts: the attacker (scripted/attacker offline) proposes k variants of "
                    "the best texts so far, each scored by how close the agent came to the goal; budget = agent runs "
                    "per case (default 20), success reported per budget.")
