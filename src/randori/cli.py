@@ -474,8 +474,8 @@ def report(
     fmt: str = typer.Option("table", "--format", "-f",
                             help="table, json (every table) or csv (one table, see --table)."),
     table: str = typer.Option("headline", "--table", "-t",
-                              help="With --format csv: headline, tasks, budget, dos, detection, code_rounds or "
-                              "code_cwe."),
+                              help="With --format csv: headline, pivot, tasks, budget, dos, detection, "
+                              "code_rounds or code_cwe."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.",
                                      dir_okay=False),
     all_versions: bool = typer.Option(False, "--all-versions",

@@ -90,8 +90,8 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
 
 def test_csv_exports_the_same_numbers_as_json(scripted_store):
     data = _json(scripted_store)
-    assert set(data) >= {"rows", "tasks", "budget", "code_rounds", "code_cwe", "excluded_old_version_cases"}
-    for table, key in (("headline", "rows"), ("tasks", "tasks")):
+    assert set(data) >= {"rows", "pivot", "tasks", "budget", "code_rounds", "code_cwe", "excluded_old_version_cases"}
+    for table, key in (("headline", "rows"), ("pivot", "pivot"), ("tasks", "tasks")):
         r = randori("report", "--results", str(scripted_store), "--format", "csv", "--table", table)
         assert r.returncode == 0, r.stderr
         rows = list(csv.DictReader(io.StringIO(r.stdout)))
@@ -107,6 +107,14 @@ def test_csv_exports_the_same_numbers_as_json(scripted_store):
             "attack_success_n"} <= set(head)
     # The heat-map table has one row per user x injection task pair and model/attack.
     assert len(data["tasks"]) == 2 * 11 * 2 * 2
+    # The pivot: one cell per model and defense, taken from the `max` row (two attacks ran), as printed.
+    headline = {(r["model"], r["defense"], r["suite"], r["attack"]): r for r in data["rows"]}
+    assert [(p["model"], p["defense"], p["attack"]) for p in data["pivot"]] == [
+        ("scripted/gullible", "none", "max"), ("scripted/oracle", "none", "max")]
+    for p in data["pivot"]:
+        row = headline[p["model"], p["defense"], p["suite"], p["attack"]]
+        assert (p["attack_success"], p["utility_under_attack"]) == (row["attack_success"], row["utility_under_attack"])
+    assert data["pivot"][0]["attack_success"]["rate"] == 1.0 and data["pivot"][1]["attack_success"]["rate"] == 0.0
 
 
 @pytest.mark.parametrize("args, message", [

@@ -207,10 +207,10 @@ def _print_detection(console: Any, rows: list[dict[str, Any]]) -> None:
 
 # -- export tables (json, csv) and the HTML report ------------------------------------------------
 
-EXPORT_TABLES = ("headline", "tasks", "budget", "dos", "detection", "code_rounds", "code_cwe")
+EXPORT_TABLES = ("headline", "pivot", "tasks", "budget", "dos", "detection", "code_rounds", "code_cwe")
 # The headline table is "rows" in JSON, for compatibility with the first JSON format.
-JSON_KEYS = {"headline": "rows", "tasks": "tasks", "budget": "budget", "dos": "dos", "detection": "detection",
-             "code_rounds": "code_rounds", "code_cwe": "code_cwe"}
+JSON_KEYS = {"headline": "rows", "pivot": "pivot", "tasks": "tasks", "budget": "budget", "dos": "dos",
+             "detection": "detection", "code_rounds": "code_rounds", "code_cwe": "code_cwe"}
 RATE_KEYS = ("rate", "low", "high", "successes", "n")
 
 
@@ -242,13 +242,28 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def pivot_rows(headline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model x defense pivot the text report prints, one row per (model, defense): attack
+    success and utility under attack, pooled over suites when there are several, under the `max`
+    attack when several attacks ran (`suite` and `attack` say which row each cell is)."""
+    from randori.bench.compact import pivot
+
+    models, defenses, cells = pivot(headline)
+    return [{"model": m, "defense": d, "suite": cells[m, d]["suite"], "attack": cells[m, d]["attack"],
+             "attack_success": cells[m, d]["attack_success"],
+             "utility_under_attack": cells[m, d]["utility_under_attack"]}
+            for m in models for d in defenses if (m, d) in cells]
+
+
 def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[str, list[dict[str, Any]]]:
     """Every table the report exports, by name (see EXPORT_TABLES); empty when there is no data."""
     from randori.bench.compact import ordered
     from randori.bench.metrics import detection_summary, dos_summary, summarize
 
     # Each suite's rows, then the pooled row, per (model, defense, attack); the max row after the attacks.
-    tables: dict[str, list[dict[str, Any]]] = {"headline": ordered(summarize(rows)), "tasks": task_rows(rows),
+    headline = ordered(summarize(rows))
+    tables: dict[str, list[dict[str, Any]]] = {"headline": headline, "pivot": pivot_rows(headline),
+                                               "tasks": task_rows(rows),
                                                "budget": budget_rows(rows), "dos": dos_summary(rows),
                                                "detection": detection_summary(rows)}
     tables.update(code_tables(results_dir))
