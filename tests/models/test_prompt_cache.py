@@ -3,6 +3,7 @@ prefix rule reads each turn's prefix from its cache; OpenAI-compatible requests 
 prefix; every provider's cached tokens are stored per case and priced at their own rates."""
 
 import json
+import re
 
 import pytest
 
@@ -89,6 +90,13 @@ def test_cached_tokens_reach_the_store_report_and_cost(tmp_path):
     assert "cached_input_tokens" in header.split(",") and "cache_write_tokens" in header.split(",")
     assert f"prices of anthropic/claude-test: {prices}" in run.stdout
     assert "% of input tokens read" in run.stdout
+    # The HTML report says the same under its table: where the prices came from, and cache use.
+    html = tmp_path / "report.html"
+    rep = randori("report", "-r", str(tmp_path / "r"), "--prices", str(prices), "--html", str(html), env=env)
+    assert rep.returncode == 0, rep.stderr
+    [line] = re.findall(r'<p class="meta" id="prices">(.*?)</p>', html.read_text())
+    assert line.startswith(f"prices of anthropic/claude-test: {prices}; prompt cache: ")
+    assert "% of input tokens read" in line
 
 
 def test_openai_and_gemini_cached_token_fields_are_stored(tmp_path):

@@ -94,10 +94,9 @@ def _print_wide(console: Any, summary: list[dict[str, Any]]) -> None:
     console.print(t)
 
 
-def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
-    """Which source priced each model (an unknown price is said to be unknown), and cache use."""
-    from rich.markup import escape
-
+def price_lines(summary: list[dict[str, Any]]) -> list[str]:
+    """Which source priced each model (an unknown price is said to be unknown), and cache use: the
+    lines under the text report's table and the HTML report's."""
     seen: dict[str, Any] = {}
     cached: dict[str, list[int]] = {}
     for r in summary:
@@ -107,11 +106,20 @@ def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
             c[0] += r["input_tokens"]
             c[1] += r.get("cached_input_tokens", 0)
             c[2] += r.get("cache_write_tokens", 0)
+    lines = []
     for model, source in seen.items():
         line = f"prices of {model}: {source or 'unknown (no price in any table: cost not shown)'}"
         inp, read, write = cached.get(model, [0, 0, 0])
         if read or write:
             line += f"; prompt cache: {100 * read / max(inp, 1):.0f}% of input tokens read, {_tokens(write)} written"
+        lines.append(line)
+    return lines
+
+
+def _print_price_sources(console: Any, summary: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+
+    for line in price_lines(summary):
         console.print(escape(line), highlight=False, soft_wrap=True)
 
 
@@ -364,7 +372,7 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
         n_runs=len(runs or []), excluded=excluded, suites=versions,
         models=sorted({r["model"] for r in rows}), defenses=sorted({r["defense"] for r in rows}),
         attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
-        headline=headline, cost_columns=cost_columns(headline), figures=figures,
+        headline=headline, cost_columns=cost_columns(headline), prices=price_lines(headline), figures=figures,
         heatmaps_left=heatmaps_left, detection=detection_section(tables.get("detection") or []),
         pivot={"models": pivot_models, "defenses": pivot_defenses,
                "cells": {f"{m}\x00{d}": r for (m, d), r in pivot_cells.items()}}
