@@ -5,9 +5,10 @@
 randori calls `agent(case)` once per case: `case.prompt` is the user's request, `case.instructions`
 the system prompt, `case.current_tools()` the tools as they are now (name, description, JSON schema;
 asked on every turn, since a description may change after a call) and `await case.call(name,
-arguments)` runs one in the case's environment and returns what the model reads. The return value
-is the final answer. Model: $EXAMPLE_MODEL (default gpt-4o-mini); the client reads OPENAI_API_KEY
-and OPENAI_BASE_URL as usual."""
+arguments)` runs one in the case's environment and returns what the model reads, and
+`case.add_usage(...)` reports each model call's tokens. The return value is the final answer.
+Model: $EXAMPLE_MODEL (default gpt-4o-mini); the client reads OPENAI_API_KEY and OPENAI_BASE_URL as
+usual."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ async def agent(case: Any) -> str:
                                                             "parameters": t.parameters}} for t in case.current_tools()]
             reply = await client.chat.completions.create(model=os.environ.get("EXAMPLE_MODEL", "gpt-4o-mini"),
                                                          messages=messages, tools=tools, temperature=0)
+            if reply.usage is not None:  # randori cannot see this call: say what it used (report, cost)
+                details = reply.usage.prompt_tokens_details
+                case.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                               cached_input_tokens=(details.cached_tokens or 0) if details else 0)
             message = reply.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:

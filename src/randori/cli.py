@@ -243,7 +243,9 @@ def run(
         console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
                       "(a scripted agent that obeys every injection; no API key needed).")
     if max_cost is not None:
-        cli_plan.check_prices([m for m in model_names if m], "--max-cost")
+        # An external agent's cases are priced under its own name (its reported tokens and its defense's).
+        cli_plan.check_prices([agent_spec.label] if agent_spec.external else [m for m in model_names if m],
+                              "--max-cost")
     # Several servers of one model: the case key names the model, never a server, so results do
     # not depend on which server answered and a run with more servers resumes one with fewer.
     options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}

@@ -120,6 +120,8 @@ def test_minimal_openai_sdk_agent_example_runs_a_suite(tmp_path, oracle_server):
     with Store(tmp_path) as store:
         rows = store.cases()
     assert len(rows) == 33 and {(r["status"], r["utility"]) for r in rows} == {("ok", 1)}
+    # It reports its tokens: the fake server's usage, 10 completion tokens a reply.
+    assert all(r["model_calls"] >= 1 and r["output_tokens"] == 10 * r["model_calls"] for r in rows)
 
 
 def test_openai_agents_sdk_example_passes_banking_benign_cases_over_mcp(tmp_path, oracle_server):

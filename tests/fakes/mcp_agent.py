@@ -8,7 +8,9 @@ without waiting: on `notifications/tools/list_changed` it lists the tools again.
 Environment: RANDORI_MCP_URL, RANDORI_PROMPT, RANDORI_INSTRUCTIONS (from randori) and
 MODEL_BASE_URL (the chat server, e.g. http://127.0.0.1:PORT/v1). With MCP_AGENT_TIMINGS set to a
 file, the round trip of each tool call is appended to it (seconds, one a line: benchmarks/); with
-MCP_AGENT_EVENTS, each notification received and each listing (one a line: tests)."""
+MCP_AGENT_EVENTS, each notification received and each listing (one a line: tests). With
+MCP_AGENT_USAGE=1 it reports each chat reply's tokens to $RANDORI_USAGE_FILE, as a real agent may;
+with MCP_AGENT_USAGE=bad it writes a line that is not a usage report."""
 
 from __future__ import annotations
 
@@ -140,6 +142,16 @@ def log(line: str) -> None:
             f.write(line + "\n")
 
 
+def report_usage(usage: dict[str, Any]) -> None:
+    how, path = os.environ.get("MCP_AGENT_USAGE"), os.environ.get("RANDORI_USAGE_FILE")
+    if not how or not path:
+        return
+    line = ({"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]} if how == "1"
+            else {"input_tokens": -1, "output_tokens": 0})
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 def listing(mcp: Mcp) -> list[dict[str, Any]]:
     log("listed tools")
     return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
@@ -157,6 +169,7 @@ def main() -> None:
                                                                  "tools": tools})
         message = reply["choices"][0]["message"]
         messages.append(message)
+        report_usage(reply.get("usage") or {})
         if not message.get("tool_calls"):
             if os.environ.get("MCP_AGENT_TIMINGS"):
                 with open(os.environ["MCP_AGENT_TIMINGS"], "a") as f:

@@ -148,9 +148,11 @@ def parse_prices(text: str, source: str) -> dict[str, Price]:
         raise UserError(f"price file {source} is not valid TOML: {e}") from None
     out: dict[str, Price] = {}
     for model, entry in data.items():
-        if not isinstance(entry, dict) or "/" not in model:
-            raise UserError(f"price file {source}: '{model}' must be a table named provider/model "
-                            "with input and output prices")
+        # provider/model, or an external agent as rows name it (AGENT@VERSION, e.g. "mcp:*@2"), which
+        # is priced when it reports its own tokens.
+        if not isinstance(entry, dict) or not any(c in model for c in "/:@"):
+            raise UserError(f"price file {source}: '{model}' must be a table named provider/model (or "
+                            "AGENT@VERSION for an external agent) with input and output prices")
         try:
             extra = {k: float(entry[k]) for k in _OPTIONAL if k in entry}
             price = Price(input=float(entry["input"]), output=float(entry["output"]), **extra)

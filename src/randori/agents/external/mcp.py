@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shlex
 import shutil
@@ -18,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from randori.agents.external.event_streams import EventStreams
-from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
+from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec, usage_of
 from randori.errors import AgentFailure, UserError, scrub_secrets
 
 HOST = "127.0.0.1"
@@ -28,6 +29,8 @@ URL_ENV = "RANDORI_MCP_URL"
 PROMPT_ENV = "RANDORI_PROMPT"
 INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"
 TIMEOUT_ENV = "RANDORI_TIMEOUT"
+USAGE_ENV = "RANDORI_USAGE_FILE"  # the agent appends one JSON object per model call: its tokens
+MAX_USAGE = 10_000_000  # bytes of usage reports read
 NOTIFY_WAIT = 1.0  # seconds a call that changed the tool list waits for its notification to be written
 STDERR_TAIL = 2000  # characters of an agent's stderr kept for its error message
 MAX_ANSWER = 1_000_000  # characters of stdout kept as the answer
@@ -178,8 +181,18 @@ class ProcessDriver(Driver):
         self.argv = argv
 
     async def run(self, case: AgentCase) -> str:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="randori-agent-") as tmp:
+            usage_file = os.path.join(tmp, "usage.jsonl")
+            answer = await self._run(case, usage_file)
+            read_usage(case, usage_file)
+        return answer
+
+    async def _run(self, case: AgentCase, usage_file: str) -> str:
         async with serve(case) as url:
-            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions}
+            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions,
+                   USAGE_ENV: usage_file}
             if case.timeout is not None:
                 env[TIMEOUT_ENV] = f"{case.timeout:g}"
             try:
@@ -208,6 +221,28 @@ class ProcessDriver(Driver):
             detail = f"; its stderr ends: {errors.strip()}" if errors.strip() else " (no stderr)"
             raise AgentFailure("agent_crash", f"the agent process {how}{detail}")
         return answer.strip()
+
+
+def read_usage(case: AgentCase, path: str) -> None:
+    """Add what the agent process reported in $RANDORI_USAGE_FILE (one JSON object a line, e.g.
+    {"input_tokens": 812, "output_tokens": 40}) to the case; a malformed report fails the case."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_USAGE + 1)
+    except FileNotFoundError:
+        return  # the agent reports nothing
+    if len(data) > MAX_USAGE:
+        raise AgentFailure("agent_crash", f"${USAGE_ENV} holds more than {MAX_USAGE:,} bytes")
+    for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            counts = json.loads(line)
+            if not isinstance(counts, dict):
+                raise ValueError(f"expected a JSON object, got {type(counts).__name__}")
+            case.usage = case.usage + usage_of(counts)
+        except ValueError as e:  # json.JSONDecodeError is one
+            raise AgentFailure("agent_crash", f"${USAGE_ENV} line {n}: {e}") from None
 
 
 def parse_command(command: str) -> list[str]:

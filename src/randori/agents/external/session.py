@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from randori.agents.agent import AgentSpec
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.agents.loop import ToolAgent, ToolSource
-from randori.agents.messages import Message, ToolCall, Trace
+from randori.agents.messages import Message, ToolCall, Trace, Usage
 from randori.errors import AgentFailure
 from randori.registry import describe_exception
 from randori.tools.function import Tool
@@ -57,7 +57,10 @@ class AgentCase:
     - `on_tools_changed(callback)`: `await callback()` runs after a tool call that changed the list,
       before that call returns (the MCP route sends `notifications/tools/list_changed` from it);
     - `await call(name, arguments)`: run a tool in the case's environment; returns exactly the text a
-      model reads (tool errors too, as `Error: ...`). `arguments` is a dict or a JSON object string."""
+      model reads (tool errors too, as `Error: ...`). `arguments` is a dict or a JSON object string;
+    - `add_usage(input_tokens, output_tokens, ...)`: what the agent's own model calls used, so that the
+      report can show its tokens and, with a price for the agent, its cost (randori cannot see those
+      calls). Call it once per model call, or once with the totals and `calls=N`."""
 
     def __init__(self, prompt: str, instructions: str, tools: list[ToolSpec], invoke: Invoke,
                  timeout: float | None, current: Callable[[], list[ToolSpec]] | None = None):
@@ -68,6 +71,16 @@ class AgentCase:
         self._invoke = invoke
         self._current = current
         self._listeners: list[Callable[[], Awaitable[None]]] = []
+        self.usage = Usage()  # what the agent reported with add_usage
+
+    def add_usage(self, input_tokens: int, output_tokens: int, *, cached_input_tokens: int = 0,
+                  cache_write_tokens: int = 0, calls: int = 1) -> None:
+        """Count model calls the agent made: `input_tokens` counts every input token, of which
+        `cached_input_tokens` were read from the provider's prompt cache and `cache_write_tokens`
+        written to it. A ValueError for a count that is not a whole number >= 0."""
+        self.usage = self.usage + usage_of({"input_tokens": input_tokens, "output_tokens": output_tokens,
+                                            "cached_input_tokens": cached_input_tokens,
+                                            "cache_write_tokens": cache_write_tokens, "calls": calls})
 
     def current_tools(self) -> list[ToolSpec]:
         return self._current() if self._current is not None else self.tools
@@ -88,6 +101,30 @@ class AgentCase:
     async def call_result(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> tuple[str, bool]:
         """Like `call`, and whether the tool failed (MCP's `isError`)."""
         return await self._invoke(name, arguments)
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "calls")
+
+
+def usage_of(counts: Mapping[str, Any]) -> Usage:
+    """A `Usage` from an agent's report ({input_tokens, output_tokens[, cached_input_tokens,
+    cache_write_tokens, calls]}; `calls` defaults to 1). ValueError says what is wrong."""
+    unknown = sorted(set(counts) - set(USAGE_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown usage field {unknown[0]!r} (known: {', '.join(USAGE_FIELDS)})")
+    for need in USAGE_FIELDS[:2]:
+        if need not in counts:
+            raise ValueError(f"usage needs {need}")
+    values = {"calls": 1, **counts}
+    for k, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"usage {k} must be a whole number >= 0, not {v!r}")
+    if values.get("cached_input_tokens", 0) + values.get("cache_write_tokens", 0) > values["input_tokens"]:
+        raise ValueError("usage cached_input_tokens and cache_write_tokens are parts of input_tokens: "
+                         "together they cannot exceed it")
+    return Usage(model_calls=values["calls"], input_tokens=values["input_tokens"],
+                 output_tokens=values["output_tokens"], cached_input_tokens=values.get("cached_input_tokens", 0),
+                 cache_write_tokens=values.get("cache_write_tokens", 0))
 
 
 class Driver(ABC):
@@ -160,6 +197,12 @@ class ExternalAgent(ToolAgent):
         answer = await self.drive(case)
         if answer is not None:
             self.record(trace, Message.assistant(answer))
+        if case.usage.model_calls or case.usage.input_tokens or case.usage.output_tokens:
+            # The agent's own model calls, as it reported them: on its last message, so the trace's
+            # usage (and so the case's tokens and cost) counts them once.
+            last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
+            if last is not None:  # None only for an agent stopped before it said or called anything
+                last.usage = case.usage
         return trace
 
     async def drive(self, case: AgentCase) -> str | None:
