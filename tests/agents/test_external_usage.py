@@ -32,6 +32,11 @@ async def counting_agent(case: Any) -> str:
     return answer
 
 
+async def spending_then_crashing_agent(case: Any) -> str:
+    case.add_usage(700, 20)
+    raise RuntimeError("the model provider went away")
+
+
 async def miscounting_agent(case: Any) -> str:
     answer = await oracle_agent(case)
     case.add_usage(-5, 10)
@@ -129,3 +134,21 @@ def test_a_spend_cap_on_an_external_agent_needs_its_price_and_counts_what_it_rep
     with Store(tmp_path / "b") as store:
         assert len(store.cases()) == 1
         assert store.runs()[-1]["status"] == "cost_cap"
+
+
+def test_a_failed_case_keeps_the_tokens_the_agent_reported_before_it_failed(tmp_path):
+    assert run_cli(["run", "--agent", f"{__name__}:spending_then_crashing_agent", *THREE_CASES,
+                    "-r", str(tmp_path / "py")]) == 1
+    with Store(tmp_path / "py") as store:
+        rows = store.cases()
+    assert {(r["status"], r["error_category"]) for r in rows} == {("error", "agent_crash")}
+    assert {(r["model_calls"], r["input_tokens"], r["output_tokens"]) for r in rows} == {(1, 700, 20)}
+    # A process that reports, then exits non-zero: the same.
+    script = tmp_path / "agent.sh"
+    script.write_text('echo \'{"input_tokens": 500, "output_tokens": 7}\' >> "$RANDORI_USAGE_FILE"\nexit 3\n')
+    proc = randori("run", "--agent", f"mcp:sh {script}", *THREE_CASES, "-r", str(tmp_path / "mcp"))
+    assert proc.returncode == 1, proc.stderr
+    with Store(tmp_path / "mcp") as store:
+        rows = store.cases()
+    assert {(r["status"], r["error_category"]) for r in rows} == {("error", "agent_crash")}
+    assert {(r["model_calls"], r["input_tokens"], r["output_tokens"]) for r in rows} == {(1, 500, 7)}

@@ -17,7 +17,7 @@ from randori.agents.models.base import CaseContext, ChatModel
 from randori.attacks import Attack, AttackContext, get_attack, model_display_name
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult, Store
-from randori.errors import FatalModelError, ModelError, UserError
+from randori.errors import AgentFailure, FatalModelError, ModelError, UserError
 from randori.registry import describe_exception
 from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
@@ -240,7 +240,9 @@ async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, i
     except ModelError as e:
         out.status, out.error_category, out.error_message = "error", e.category, str(e)
         if e.usage is not None:  # replies received before the request that failed: spent, so counted
-            note = f"a follow-up request failed ({e}); the replies before it are counted in the usage"
+            note = (f"the agent failed ({e}); the tokens it reported before are counted in the usage"
+                    if isinstance(e, AgentFailure) else
+                    f"a follow-up request failed ({e}); the replies before it are counted in the usage")
             out.trace.messages.append(Message(role="assistant", content="", usage=e.usage, annotations=[note]))
     except Exception as e:  # a bug in a task or tool must not take the whole run down
         out.status, out.error_category = "error", "internal"

@@ -185,7 +185,12 @@ class ProcessDriver(Driver):
 
         with tempfile.TemporaryDirectory(prefix="randori-agent-") as tmp:
             usage_file = os.path.join(tmp, "usage.jsonl")
-            answer = await self._run(case, usage_file)
+            try:
+                answer = await self._run(case, usage_file)
+            except BaseException:  # crashed, timed out or stopped: what it spent until then still counts
+                with contextlib.suppress(AgentFailure):  # the failure in flight says more than a bad report
+                    read_usage(case, usage_file)
+                raise
             read_usage(case, usage_file)
         return answer
 

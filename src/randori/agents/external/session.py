@@ -194,10 +194,15 @@ class ExternalAgent(ToolAgent):
             return [ToolSpec(t.name, t.description, t.parameters) for t in self.current(trace, self.active_tools)]
 
         case = AgentCase(prompt, trace.messages[0].content, current(), invoke, self.limit, current)
-        answer = await self.drive(case)
+        try:
+            answer = await self.drive(case)
+        except AgentFailure as e:
+            if case.usage != Usage():  # spent before it failed: the case's cost keeps it
+                e.usage = case.usage if e.usage is None else e.usage + case.usage
+            raise
         if answer is not None:
             self.record(trace, Message.assistant(answer))
-        if case.usage.model_calls or case.usage.input_tokens or case.usage.output_tokens:
+        if case.usage != Usage():
             # The agent's own model calls, as it reported them: on its last message, so the trace's
             # usage (and so the case's tokens and cost) counts them once.
             last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
