@@ -65,8 +65,10 @@ def test_a_python_agents_reported_usage_is_stored_reported_and_priced(tmp_path):
     assert (row["model_calls"], row["input_tokens"], row["output_tokens"]) == (9, 9000, 240)
     per_case = (2500 * 2.0 + 400 * 0.5 + 100 * 2.5 + 80 * 10.0) / 1e6
     assert row["cost_usd"] == pytest.approx(3 * per_case) and row["price_source"] == str(prices)
-    # Without a price for the agent, the cost is unknown, never zero.
+    # Without a price for the agent, the cost is unknown, never zero, and the report says how to give one.
     assert _report(results)["rows"][0]["cost_usd"] is None
+    text = randori("report", "-r", str(results)).stdout
+    assert f"prices of {__name__}:counting_agent@7: unknown: cost not shown (add a price with --prices FILE)" in text
 
 
 def test_a_python_agent_that_reports_a_negative_count_fails_its_case(tmp_path):

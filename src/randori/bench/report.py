@@ -108,7 +108,7 @@ def price_lines(summary: list[dict[str, Any]]) -> list[str]:
             c[2] += r.get("cache_write_tokens", 0)
     lines = []
     for model, source in seen.items():
-        line = f"prices of {model}: {source or 'unknown (no price in any table: cost not shown)'}"
+        line = f"prices of {model}: {source or 'unknown: cost not shown (add a price with --prices FILE)'}"
         inp, read, write = cached.get(model, [0, 0, 0])
         if read or write:
             line += f"; prompt cache: {100 * read / max(inp, 1):.0f}% of input tokens read, {_tokens(write)} written"
