@@ -421,7 +421,7 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
 
     total = sum(len(b.cases) for b in batches)
     meter = Meter()
-    with Progress(TextColumn("[bold]running"), BarColumn(), MofNCompleteColumn(),
+    with Progress(BarColumn(bar_width=10), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeRemainingColumn(),
                   transient=False, disable=not total) as progress:
         bar = progress.add_task("cases", total=total, status="")

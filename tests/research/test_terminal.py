@@ -40,3 +40,13 @@ def test_top_level_help_lists_commands_in_one_line_each():
     r = randori("--help", env={"COLUMNS": "100"})
     for command in ("run", "report", "compare", "view", "models"):
         assert re.search(rf"│ {command} +\S", r.stdout)
+
+
+def test_the_progress_line_of_a_whole_run_fits_80_columns(tmp_path):
+    # Every suite, scripted/gullible: the largest default run (four-digit counts on both sides).
+    r = randori("run", "-r", str(tmp_path), env={"COLUMNS": "80"}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    [line] = [ln for ln in (r.stdout + r.stderr).splitlines() if "━" in ln]
+    n = re.search(r" (\d+)/(\d+) ", line)
+    assert n and n.group(1) == n.group(2) and int(n.group(1)) > 1000, line  # the count is not cut
+    assert "…" not in line and len(line) <= 80 and "attacks succeeded" in line
