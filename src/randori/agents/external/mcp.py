@@ -31,6 +31,7 @@ INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"
 TIMEOUT_ENV = "RANDORI_TIMEOUT"
 USAGE_ENV = "RANDORI_USAGE_FILE"  # the agent appends one JSON object per model call: its tokens
 MAX_USAGE = 10_000_000  # bytes of usage reports read
+SHUTDOWN_WAIT = 10.0  # seconds a case's MCP server may take to stop (it has 1 s for open connections)
 NOTIFY_WAIT = 1.0  # seconds a call that changed the tool list waits for its notification to be written
 STDERR_TAIL = 2000  # characters of an agent's stderr kept for its error message
 MAX_ANSWER = 1_000_000  # characters of stdout kept as the answer
@@ -156,8 +157,13 @@ async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
         close_streams()
         server.should_exit = True
         server.stopping.set()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(task)
+        try:
+            await asyncio.wait_for(asyncio.shield(task), SHUTDOWN_WAIT)
+        except asyncio.TimeoutError:  # a shutdown that hangs must not hold the case (and the run) with it
+            task.cancel()
+            await asyncio.wait({task}, timeout=1)
+        except Exception:
+            pass
         sock.close()
 
 

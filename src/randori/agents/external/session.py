@@ -103,6 +103,8 @@ class AgentCase:
         return await self._invoke(name, arguments)
 
 
+CLEANUP_WAIT = 30.0  # seconds an agent stopped by its time limit or a defense has to clean up
+
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "calls")
 
 
@@ -220,7 +222,12 @@ class ExternalAgent(ToolAgent):
             self.over = True  # from here on, no call may change the environment the checks will read
             for t in (work, stop):
                 t.cancel()
-            await asyncio.gather(work, stop, return_exceptions=True)
+            # The agent's cleanup (its process group, the case's server) is bounded: one that hangs
+            # is left behind rather than holding the run.
+            await asyncio.wait({work, stop}, timeout=CLEANUP_WAIT)
+            for t in (work, stop):
+                if t.done() and not t.cancelled():
+                    t.exception()  # retrieved: a failure during cleanup is not news
         if self.stopped.is_set():
             return None
         if work not in done:
