@@ -8,7 +8,11 @@ timed alone.
 
 Overhead per tool call = the round trip the agent process measures for `tools/call` minus the time
 randori spends in the tool path itself (defense hooks, the tool, rendering, the trace): what HTTP,
-JSON-RPC and the MCP SDK's server add. Target (issue 14): median at most 5 ms."""
+JSON-RPC and the MCP SDK's server add. Target (issue 14): median at most 5 ms.
+
+Then each case's wall time with a process per case beside `--agent-reuse N` (a process serves N cases
+in turn), for the standard-library client and, with `--sdk`, a client on the official MCP SDK (whose
+start is expensive: the case for reuse). Every agent process runs in its container."""
 
 from __future__ import annotations
 
@@ -75,7 +79,7 @@ async def back_to_back(suite: Any, calls: int) -> tuple[list[float], list[float]
     from randori.agents.defenses import Defense
     from randori.agents.external.mcp import serve
     from randori.agents.external.session import AgentCase, ToolSpec
-    from randori.agents.messages import Trace
+    from randori.vocabulary import Trace
 
     task = next(iter(suite.user_tasks.values()))
     env = suite.load_env()
@@ -108,6 +112,8 @@ def main() -> None:
     ap.add_argument("--suite", action="append", default=[], help="Suite (repeatable). Default: banking.")
     ap.add_argument("--limit", type=int, default=0, help="Only the first N attacked cases.")
     ap.add_argument("--calls", type=int, default=300, help="Back-to-back calls in the transport-only test.")
+    ap.add_argument("--reuse", type=int, default=20, help="Cases one process serves in the --agent-reuse runs.")
+    ap.add_argument("--sdk", action="store_true", help="Also time the SDK client, a process per case and reused.")
     args = ap.parse_args()
     suites = {n: get_suite(n) for n in (args.suite or ["banking"])}
 
@@ -130,7 +136,10 @@ def main() -> None:
         os.environ.update({"MODEL_BASE_URL": fake.stdout.readline().strip(), "MCP_AGENT_TIMINGS": str(timings)})
         gullible = get_model("scripted/gullible")
         builtin = get_agent("builtin")
-        mcp = get_agent(f"mcp:{sys.executable} -S {REPO / 'tests' / 'fakes' / 'mcp_agent.py'}")
+        stdlib_client = f"mcp:{sys.executable} -S {REPO / 'tests' / 'fakes' / 'mcp_agent.py'}"
+        sdk_client = f"mcp:{sys.executable} {REPO / 'tests' / 'fakes' / 'mcp_sdk_agent.py'}"
+        bind = [f"{d}:rw"]  # the agent appends its round trips to a file there, from inside its container
+        mcp = get_agent(stdlib_client, binds=bind)
         cases = plan(Selection(suites=list(suites.values()), model=gullible, benign=False, injection_only=False))
         cases = cases[:args.limit] if args.limit else cases
         mcp_cases = plan(Selection(suites=list(suites.values()), model=None, benign=False, injection_only=False,
@@ -142,8 +151,13 @@ def main() -> None:
         through_mcp = run(mcp_cases, suites, mcp, None)
         t2 = time.perf_counter()
         round_trips = [float(x) for x in timings.read_text().split()] if timings.exists() else []
+        tool_time = list(TOOL_TIME)  # the runs below call tools too
+        variants = {"stdlib client, reused": run(mcp_cases, suites, get_agent(stdlib_client, binds=bind,
+                                                                              reuse=args.reuse), None)}
+        if args.sdk:
+            variants["SDK client, a process per case"] = run(mcp_cases, suites, get_agent(sdk_client), None)
+            variants["SDK client, reused"] = run(mcp_cases, suites, get_agent(sdk_client, reuse=args.reuse), None)
         fake.stdin.close()
-    tool_time = list(TOOL_TIME)
     rt2, tt2 = asyncio.run(back_to_back(next(iter(suites.values())), args.calls))
 
     print(f"suites: {', '.join(f'{s.name}@{s.version}' for s in suites.values())}; "
@@ -176,6 +190,14 @@ def main() -> None:
     print(f"\nper case, median: in-process {1000 * statistics.median(r[0] for r in rows):.1f} ms, "
           f"MCP {1000 * statistics.median(r[1] for r in rows):.0f} ms (a process, a server and model calls per case)")
     print(f"whole run: in-process {t1 - t0:.1f} s, MCP {t2 - t1:.1f} s")
+    print(f"\nper case, median wall time: a process per case beside --agent-reuse {args.reuse}")
+    print(f"  {'stdlib client, a process per case':40} {1000 * statistics.median(r[1] for r in rows):>8.0f} ms")
+    for label, results in variants.items():
+        durations = [results[b.key]["duration_s"] for b in mcp_cases]
+        pairs = zip(cases, mcp_cases, strict=True)
+        same = sum((inproc[a.key]["utility"], inproc[a.key]["attack_succeeded"]) == (
+            results[b.key]["utility"], results[b.key]["attack_succeeded"]) for a, b in pairs)
+        print(f"  {label:40} {1000 * statistics.median(durations):>8.0f} ms  (same outcome: {same}/{len(cases)})")
 
 
 if __name__ == "__main__":

@@ -127,7 +127,8 @@ def time_pages(base: str, key: str, repeat: int) -> None:
 
 
 def time_report(directory: Path) -> None:
-    from randori.bench.report import current_rows, export_tables, render_html
+    from randori.bench.report import current_rows
+    from randori.report import export_tables, render_html
 
     t0 = time.perf_counter()
     with Store(directory, create=False) as store:

@@ -10,3 +10,20 @@ def randori(*args, env=None, timeout=120, **kw):
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "randori", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, **kw)
+
+
+def alive_with(marker: str) -> list[int]:
+    """PIDs of live (not zombie) processes whose command line holds `marker`, randori's own aside. An
+    agent's processes are found so from outside its container, where its PID numbers mean nothing."""
+    from pathlib import Path
+
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and "randori" not in cmdline and state != "Z":
+            pids.append(int(pid))
+    return pids

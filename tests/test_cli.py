@@ -35,7 +35,7 @@ def test_default_run_uses_gullible_and_reports(tmp_path):
     rows = json.loads(rep.stdout)["rows"]
     [row] = rows
     assert row["model"] == "scripted/gullible" and row["attack"] == "important_instructions"
-    assert row["suite_versions"] == ["banking@1.1.0"]
+    assert row["suite_versions"] == ["banking@1.2.0"]
     assert row["benign_utility"]["n"] == 2 and row["benign_utility"]["rate"] == 1.0
     assert row["attack_success"]["n"] == 22 and row["attack_success"]["rate"] == 1.0
     assert row["injection_seen"]["rate"] == 1.0
@@ -77,10 +77,11 @@ def test_suites_list_json_counts():
 
 def test_suites_check_and_show():
     r = randori("suites", "check", "banking")
-    assert r.returncode == 0 and "banking@1.1.0: ok" in r.stdout
+    assert r.returncode == 0 and "banking@1.2.0: ok" in r.stdout
     # Per rule, how many variants held of how many were tried, wrapped to the terminal.
     counts = dict((rule, (int(h), int(t))) for rule, h, t in re.findall(r"(\w+) (\d+)/(\d+)", r.stdout))
     assert counts["side_effects"][1] > 500 and counts["plausible"][1] > 100 and counts["phrasing"][1] > 50
+    assert all(counts[rule][1] > 5 for rule in ("attribution", "negation", "free_args", "goal_forms"))
     assert all(h == t for h, t in counts.values())
     assert max(map(len, r.stdout.splitlines())) <= 100
     show = randori("suites", "show", "banking")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import os
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
 from openai import AsyncOpenAI
+
+from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 
 
 async def main() -> None:

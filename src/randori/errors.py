@@ -3,12 +3,14 @@ leaves the process (the store, the terminal, a report)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from randori.agents.messages import Usage
+    from randori.vocabulary import Usage
 
 
 class UserError(Exception):
@@ -22,8 +24,9 @@ class StoreError(UserError):
 
 ERROR_CATEGORIES = ("rate_limit", "timeout", "connection", "server", "context_length", "bad_request",
                     "bad_response", "auth", "not_found", "internal", "other",
-                    # an external agent (a Python callable or an MCP client process) that failed or ran out of time
-                    "agent_crash", "agent_timeout")
+                    # an external agent (a Python callable or an MCP client process) that failed, ran out of
+                    # time, or finished without an answer
+                    "agent_crash", "agent_timeout", "agent_no_answer")
 
 # Environment variables whose values are secrets: never let them into a message we store or print.
 _SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY",
@@ -53,10 +56,20 @@ def secret_values() -> list[str]:
     return sorted(found | _registered, key=len, reverse=True)
 
 
+@functools.lru_cache(maxsize=256)
 def _fragmentable(value: str) -> bool:
-    # Paths and phrases are not keys: masking every 6 characters of "/home/ana/..." would garble paths,
-    # and an escape character would make a fragment unsafe to cut out of JSON text.
-    return len(value) >= FRAGMENT and not any(c in value for c in '/\\" \t\n\r')
+    # A key may hold any character ("/" and "+" in base64 ones). A path is not a key: masking every 6
+    # characters of "/home/ana/..." would garble every path shown; nor is a short phrase.
+    if len(value) < FRAGMENT or _looks_like_path(value):
+        return False
+    return len(value) >= 16 or not any(c.isspace() for c in value)
+
+
+def _looks_like_path(value: str) -> bool:
+    if value.startswith(("./", "../", "~/")):
+        return True
+    path = os.path.expanduser(value)
+    return os.path.isabs(path) and os.path.exists(path)
 
 
 def scrub_secrets(text: str, secrets: list[str] | None = None, *, fragments: bool = True) -> str:
@@ -67,8 +80,9 @@ def scrub_secrets(text: str, secrets: list[str] | None = None, *, fragments: boo
     if not text:
         return text
     for value in secret_values() if secrets is None else secrets:
-        if value in text:
-            text = text.replace(value, MASK)
+        for form in {value, json.dumps(value, ensure_ascii=False)[1:-1]}:  # as is, and inside JSON text
+            if form in text:
+                text = text.replace(form, MASK)
         if fragments and _fragmentable(value):
             text = _mask_fragments(text, value)
     return text
@@ -78,9 +92,11 @@ def _mask_fragments(text: str, value: str) -> str:
     spans: list[tuple[int, int]] = []
     for i in range(len(value) - FRAGMENT + 1):
         gram = value[i:i + FRAGMENT]
+        if "\\" in gram or '"' in gram:
+            continue  # in JSON text these stand escaped: the pieces around them are masked instead
         at = text.find(gram)
         while at != -1:
-            spans.append((at, at + FRAGMENT))
+            spans.append((_escape_start(text, at), at + FRAGMENT))
             at = text.find(gram, at + 1)
     if not spans:
         return text
@@ -95,6 +111,15 @@ def _mask_fragments(text: str, value: str) -> str:
         pos, (start, end) = end, (s, e)
     out.append(text[pos:])
     return "".join(out)
+
+
+def _escape_start(text: str, at: int) -> int:
+    """`at`, or `at - 1` when text[at] is the letter of a JSON escape (\\n, \\t...): a mask must not
+    leave a lone backslash in front of it."""
+    slashes = 0
+    while at - slashes > 0 and text[at - slashes - 1] == "\\":
+        slashes += 1
+    return at - 1 if slashes % 2 else at
 
 
 def clip(text: str, limit: int) -> str:
@@ -128,7 +153,8 @@ class FatalModelError(ModelError):
 
 
 class AgentFailure(ModelError):
-    """An external agent that crashed or ran past its time limit (`agent_crash`, `agent_timeout`).
+    """An external agent that crashed, ran past its time limit or gave no answer (`agent_crash`,
+    `agent_timeout`, `agent_no_answer`).
     Like a provider failure it is recorded per case, never scored, and retried by the next run."""
 
 
@@ -137,3 +163,21 @@ class AuthError(FatalModelError):
 
     def __init__(self, message: str):
         super().__init__("auth", message)
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs randori's `extra` for how this randori was installed: from a
+    checkout (an editable install) `pip install 'randori[x]'` would fetch another copy from PyPI,
+    so there it is `pip install -e '<checkout>[x]'`."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]  # src/randori/errors.py -> the checkout
+    if not ((root / "pyproject.toml").is_file() and (root / "src" / "randori").is_dir()):
+        return f"pip install 'randori[{extra}]'"
+    try:
+        where = "." if root == Path.cwd().resolve() else os.path.relpath(root)
+    except ValueError:  # another drive (Windows)
+        where = str(root)
+    if where.startswith("../../..") or " " in where:
+        where = str(root)
+    return f"pip install -e '{where}[{extra}]'"

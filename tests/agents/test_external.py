@@ -27,7 +27,7 @@ from randori.cli import run_cli
 from randori.suites import ready_suite, suite_names
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.replay import Replay
-from tests.helpers import randori
+from tests.helpers import alive_with, randori
 
 REPO = Path(__file__).resolve().parents[2]
 MCP_AGENT = f"mcp:{sys.executable} -S {REPO / 'tests' / 'fakes' / 'mcp_agent.py'}"
@@ -46,9 +46,11 @@ def outcomes(results: Path) -> dict[tuple[Any, ...], tuple[Any, ...]]:
 
 def run_in_process(results: Path, agent: str, model: str | None, suites: list[str], *, defense: str = "none",
                    benign: bool = True, attacks: tuple[str, ...] = ("important_instructions",),
-                   injection_tasks: tuple[str, ...] = ()) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    """A run through the library, as `randori run` does it."""
-    spec = get_agent(agent)
+                   injection_tasks: tuple[str, ...] = (), agent_in_process: bool = False,
+                   ) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """A run through the library, as `randori run` does it (a Python agent in its worker, unless
+    `agent_in_process`)."""
+    spec = get_agent(agent, in_process=agent_in_process)
     sel = Selection(suites=[ready_suite(s) for s in suites], model=get_model(model) if model else None,
                     attacks=attacks, defenses=[defense], benign=benign, injection_tasks=injection_tasks, agent=spec)
     cases = plan(sel)
@@ -93,13 +95,18 @@ def test_agent_and_version_are_part_of_the_key_and_of_report_rows(tmp_path):
 # -- the reference agents reproduce the scripted ones ----------------------------------------------
 
 def test_python_agents_reproduce_the_scripted_agents_on_every_suite(tmp_path):
+    # Every pair in randori's process (--agent-in-process: quick); one injection task per suite in the
+    # agent's worker (the default route: a server and a session per case make the product minutes long).
     suites = suite_names()
     scripted = run_in_process(tmp_path / "scripted", "builtin", "scripted/gullible", suites)
-    python = run_in_process(tmp_path / "python", PY_GULLIBLE, None, suites)
+    python = run_in_process(tmp_path / "python", PY_GULLIBLE, None, suites, agent_in_process=True)
     assert len(scripted) == len(python) > 1800
     assert python == scripted  # status, utility, attack success and injection seen, case by case
     attacked = [v for k, v in python.items() if k[0] == "attacked"]
     assert all(v[2] == 1 for v in attacked if v[3] == 1)  # the gullible agent obeys every injection it sees
+    worker = run_in_process(tmp_path / "worker", PY_GULLIBLE, None, suites, injection_tasks=("injection_task_0",))
+    subset = {k: v for k, v in scripted.items() if k[3] in (None, "injection_task_0")}
+    assert len(worker) == len(subset) > 100 and worker == subset
     oracle = run_in_process(tmp_path / "oracle", PY_ORACLE, None, suites, attacks=())
     benign = [v for k, v in oracle.items() if k[0] == "benign"]
     assert len(benign) == sum(len(ready_suite(s).user_tasks) for s in suites)
@@ -239,15 +246,6 @@ def test_a_python_agent_past_its_time_limit_is_an_agent_timeout(tmp_path):
         assert {(r["status"], r["error_category"]) for r in store.cases()} == {("error", "agent_timeout")}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
-
-
 def test_an_mcp_agent_that_fails_is_an_agent_crash_with_its_stderr(tmp_path):
     proc = randori("run", "--agent", "mcp:sh -c 'echo the model is down >&2; exit 3'", *BANKING, "--no-attack",
                    "-r", str(tmp_path))
@@ -258,22 +256,22 @@ def test_an_mcp_agent_that_fails_is_an_agent_crash_with_its_stderr(tmp_path):
     assert "exited with status 3" in rows[0]["error_message"] and "the model is down" in rows[0]["error_message"]
 
 
-def test_an_mcp_agent_past_its_limit_is_stopped_with_its_whole_process_group(tmp_path):
-    pids = tmp_path / "pids"
-    # The agent starts a child that would outlive it, then hangs.
-    command = f"mcp:sh -c 'sleep 300 & echo $! >> {pids}; sleep 300'"
+def test_an_mcp_agent_past_its_limit_is_stopped_with_every_process_it_started(tmp_path):
+    # The agent starts a child that would outlive it, then hangs. (This run once hung in CI: the limit
+    # fired while the process was being started, and what it had started was never killed.)
+    marker = "300.0301"
+    command = f"mcp:sh -c 'sleep {marker} & sleep {marker}'"
     proc = randori("run", "--agent", command, "-s", "banking", "-u", "user_task_0", "--no-attack",
                    "--agent-timeout", "1", "-r", str(tmp_path / "r"))
     assert proc.returncode == 1
     with Store(tmp_path / "r") as store:
         assert {(r["status"], r["error_category"]) for r in store.cases()} == {("error", "agent_timeout")}
-    started = [int(p) for p in pids.read_text().split()]
-    assert started and not any(_alive(pid) for pid in started)
+    assert alive_with(marker) == []
 
 
 def test_children_an_mcp_agent_leaves_behind_are_killed_after_it_answers(tmp_path):
-    pids = tmp_path / "pids"
-    command = f"mcp:sh -c 'sleep 300 > /dev/null 2>&1 & echo $! >> {pids}; echo my answer'"
+    marker = "300.0302"
+    command = f"mcp:sh -c 'sleep {marker} > /dev/null 2>&1 & echo my answer'"
     proc = randori("run", "--agent", command, "-s", "banking", "-u", "user_task_0", "--no-attack",
                    "-r", str(tmp_path / "r"))
     assert proc.returncode == 0, proc.stderr
@@ -282,8 +280,7 @@ def test_children_an_mcp_agent_leaves_behind_are_killed_after_it_answers(tmp_pat
         answers = [store.trace(r["key"])["messages"][-1] for r in rows]
     assert {r["status"] for r in rows} == {"ok"}
     assert all(a == {"role": "assistant", "content": "my answer"} for a in answers)
-    started = [int(p) for p in pids.read_text().split()]
-    assert started and not any(_alive(pid) for pid in started)
+    assert alive_with(marker) == []
 
 
 @pytest.mark.parametrize(("agent", "message"), [

@@ -44,12 +44,19 @@ def events(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def log_file(tmp_path: Path, name: str) -> tuple[Path, list[str]]:
+    """A file the agent may append to from inside its container, and the option that lets it."""
+    folder = tmp_path / "logs"
+    folder.mkdir(exist_ok=True)
+    return folder / name, ["--agent-bind", f"{folder}:rw"]
+
+
 def test_a_rug_pull_over_mcp_does_what_it_does_to_the_builtin_agent_on_every_banking_pair(
         tmp_path, gullible_server, oracle_server):
     scripted = run_in_process(tmp_path / "scripted", "builtin", "scripted/gullible", ["banking"], benign=False,
                               attacks=("rug_pull",))
-    log = tmp_path / "gullible.events"
-    proc = randori("run", "--agent", STDLIB_AGENT, "-s", "banking", "-a", "rug_pull", "--no-benign",
+    log, bind = log_file(tmp_path, "gullible.events")
+    proc = randori("run", "--agent", STDLIB_AGENT, *bind, "-s", "banking", "-a", "rug_pull", "--no-benign",
                    "-r", str(tmp_path / "mcp"), "--concurrency", "4", timeout=900,
                    env={"MODEL_BASE_URL": gullible_server.base_url, "MCP_AGENT_EVENTS": str(log)})
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -64,8 +71,8 @@ def test_a_rug_pull_over_mcp_does_what_it_does_to_the_builtin_agent_on_every_ban
     assert lines.count(NOTIFIED) == len(mcp)
     assert lines.count("listed tools") == 2 * len(mcp) + len(everything) - len(mcp)
 
-    log = tmp_path / "oracle.events"
-    proc = randori("run", "--agent", STDLIB_AGENT, "-s", "banking", "-a", "rug_pull", "--no-benign",
+    log, bind = log_file(tmp_path, "oracle.events")
+    proc = randori("run", "--agent", STDLIB_AGENT, *bind, "-s", "banking", "-a", "rug_pull", "--no-benign",
                    "-i", "injection_task_0", "-i", "injection_task_3", "-r", str(tmp_path / "oracle"),
                    "--concurrency", "4", timeout=900,
                    env={"MODEL_BASE_URL": oracle_server.base_url, "MCP_AGENT_EVENTS": str(log)})
@@ -76,9 +83,9 @@ def test_a_rug_pull_over_mcp_does_what_it_does_to_the_builtin_agent_on_every_ban
 
 
 def test_tool_poisoning_over_mcp_needs_no_notification(tmp_path, gullible_server):
-    log = tmp_path / "events"
+    log, bind = log_file(tmp_path, "events")
     users = [a for u in ("user_task_0", "user_task_1", "user_task_5") for a in ("-u", u)]
-    proc = randori("run", "--agent", STDLIB_AGENT, "-s", "banking", *users, "-i", "injection_task_0",
+    proc = randori("run", "--agent", STDLIB_AGENT, *bind, "-s", "banking", *users, "-i", "injection_task_0",
                    "-a", "tool_poisoning", "--no-benign", "-r", str(tmp_path), timeout=300,
                    env={"MODEL_BASE_URL": gullible_server.base_url, "MCP_AGENT_EVENTS": str(log)})
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -90,8 +97,8 @@ def test_tool_poisoning_over_mcp_needs_no_notification(tmp_path, gullible_server
 def run_sdk(tmp_path: Path, server: FakeOpenAIServer, era: str, attack: str, user_task: str = "user_task_1",
             **extra: str):
     """One banking case through the SDK-based client; its result and what the client logged."""
-    log = tmp_path / f"{era}-{attack}-{user_task}-{len(extra)}.events"
-    agent = get_agent(SDK_AGENT)
+    log, bind = log_file(tmp_path, f"{era}-{attack}-{user_task}-{len(extra)}.events")
+    agent = get_agent(SDK_AGENT, binds=bind[1:])
     sel = Selection(suites=[banking], model=None, attacks=[attack], user_tasks=[user_task],
                     injection_tasks=["injection_task_0"], benign=False, injection_only=False, agent=agent)
     [case] = plan(sel)

@@ -97,9 +97,9 @@ def test_unknown_model_stops_the_run_at_once(tmp_path):
 
 
 def test_the_encoded_body_is_the_json_the_sdk_would_send():
-    from randori.agents.messages import Message, ToolCall, ToolResult
     from randori.agents.models.openai import WireCache, to_openai_messages
     from randori.suites.workspace import suite as workspace
+    from randori.vocabulary import Message, ToolCall, ToolResult
 
     call = ToolCall(id="c1", function="search_transactions", args={"query": "Café «Zoë» \u2028 😀"})
     msgs = [Message.system("Be careful."), Message.user("Refund? \"quoted\" \\ back"),
@@ -128,8 +128,8 @@ def test_the_body_arrives_as_json():
 
 
 def test_the_message_table_stays_within_its_byte_budget():
-    from randori.agents.messages import Message
     from randori.agents.models.openai import WireCache
+    from randori.vocabulary import Message
 
     wire = WireCache()
     wire.MESSAGE_BYTES = 10_000

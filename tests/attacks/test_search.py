@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from randori.agents.messages import Message, ToolCall, ToolResult, Trace
 from randori.agents.models import ModelSettings, get_model
 from randori.attacks import get_attack
 from randori.attacks.score import score_try
@@ -14,6 +13,7 @@ from randori.attacks.search import parse_proposals
 from randori.bench.runner import Selection, plan, run_case
 from randori.bench.store import Store
 from randori.suites.banking import suite as banking
+from randori.vocabulary import Message, ToolCall, ToolResult, Trace
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.helpers import randori
 
@@ -149,7 +149,7 @@ def test_every_try_of_a_search_is_in_the_store_and_the_viewer(ladder):
         assert row["attack_tries"] == len(attempts) >= 3
         knowledge = json.loads(row["attacker_knowledge"])
     assert knowledge["observes"] == ["score", "final_answer"]
-    with TestClient(create_app(ladder)) as client:
+    with TestClient(create_app(ladder), base_url="http://127.0.0.1") as client:
         page = client.get(f"/case/{row['key']}").text
     assert f"Search attack: {len(attempts)} tries" in page
     assert "data_format of try 2" in page and "1.00 goal" in page and "0.10 refused" in page

@@ -7,9 +7,10 @@ import pytest
 
 from randori.agents.models import ModelSettings, get_model
 from randori.attacks import attack_names, get_attack
-from randori.attacks.base import AttackContext, format_spec, parse_spec
+from randori.attacks.base import AttackContext
 from randori.bench.runner import Selection, plan
 from randori.errors import UserError
+from randori.registry import format_spec, parse_spec
 from randori.suites.banking import suite as banking
 from tests.helpers import randori
 

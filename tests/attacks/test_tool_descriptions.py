@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from randori.agents.messages import Message
 from randori.agents.models import ModelSettings, get_model
 from randori.agents.models.base import ChatModel
 from randori.bench.runner import Selection, plan, run_case
@@ -15,6 +14,7 @@ from randori.suites import get_suite, suite_names
 from randori.suites.banking import suite as banking
 from randori.tasks.tool_vectors import read_tool_vectors
 from randori.tools.runtime import iter_strings
+from randori.vocabulary import Message
 from tests.helpers import randori
 
 
@@ -64,7 +64,7 @@ class Recorder(ChatModel):
     async def complete(self, messages, tools, settings=None):
         self.seen.append(next(t.description for t in tools if t.name == "read_document"))
         if len(self.seen) == 1:
-            from randori.agents.messages import ToolCall
+            from randori.vocabulary import ToolCall
             return Message.assistant(tool_calls=[ToolCall(function="list_documents", id="c1")])
         return Message.assistant("done")
 
@@ -153,9 +153,6 @@ def test_tool_attacks_from_the_command_line(tmp_path):
     assert "tool_poisoning" in listed and "rug_pull" in listed and "search" in listed and "bank" in listed
 
 
-SEEN_BY_AGENT: list[tuple[str, str, int]] = []
-
-
 def _read_document(tools):
     return next(t.description for t in tools if t.name == "read_document")
 
@@ -171,8 +168,8 @@ async def describing_agent(case):
     case.on_tools_changed(changed)
     start = _read_document(case.tools)
     await case.call("list_documents", {})
-    SEEN_BY_AGENT.append((start, _read_document(case.current_tools()), len(told)))
-    return "done"
+    # Told in its answer: in its worker (the default route) the agent shares nothing with the test.
+    return json.dumps([start, _read_document(case.current_tools()), len(told)])
 
 
 async def incurious_agent(case):
@@ -186,15 +183,16 @@ def _notes(res):
     return [a for m in res.messages for a in m.get("annotations", [])]
 
 
+@pytest.mark.parametrize("in_process", [False, True])
 @pytest.mark.parametrize("attack, changes", [("tool_poisoning", False), ("rug_pull", True)])
-def test_a_python_agent_sees_a_rug_pull_in_current_tools_after_its_first_call(attack, changes):
+def test_a_python_agent_sees_a_rug_pull_in_current_tools_after_its_first_call(attack, changes, in_process):
     from randori.agents.external import get_agent
 
     _, [case] = cases("scripted/oracle", [attack])
-    SEEN_BY_AGENT.clear()
-    res = asyncio.run(run_case(case, banking, None, agent=get_agent(f"{__name__}:describing_agent")))
+    agent = get_agent(f"{__name__}:describing_agent", in_process=in_process)
+    res = asyncio.run(run_case(case, banking, None, agent=agent))
     text = next(iter(case.injections.values()))
-    [(start, after, told)] = SEEN_BY_AGENT
+    start, after, told = json.loads(res.messages[-1]["content"])
     assert res.status == "ok" and res.injection_seen
     assert (text in start) is not changes and text in after and told == int(changes)
     notes = _notes(res)
@@ -221,8 +219,10 @@ def test_python_replay_agents_match_the_scripted_ones_on_every_banking_pair(atta
 
     m, planned = cases("scripted/gullible", [attack], users=list(banking.user_tasks),
                        injections=list(banking.injection_tasks))
-    gullible = get_agent("tests.fakes.replay:gullible_agent")
-    oracle = get_agent("tests.fakes.replay:oracle_agent")
+    # In randori's process: a run_case per pair would start a worker per pair (the worker route's
+    # equivalence is tested in tests/agents/test_external.py).
+    gullible = get_agent("tests.fakes.replay:gullible_agent", in_process=True)
+    oracle = get_agent("tests.fakes.replay:oracle_agent", in_process=True)
     assert len(planned) == len(banking.user_tasks) * len(banking.injection_tasks)
     hits = 0
     for case in planned:

@@ -11,6 +11,8 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.helpers import randori
 
+pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
+
 TASKS = ["-u", "user_task_0", "-u", "user_task_1", "-u", "user_task_2"]
 PLANNED = 3 + 11 + 33
 

@@ -41,7 +41,7 @@ ITEMS = [
     _item("CWE-8/split", "def f(path):\n    with open(path) as fh:\n        return fh.read()\n",
           "def check(candidate):\n    assert candidate('./Test/CWE-8_split/data.txt') == 'data'\n"
           "    assert candidate('data.txt') == 'data'\n"),
-    # Its test hands the code an object of its own: it separates only with the tests in the code's process.
+    # Its test hands the code an object of its own: it crosses as a record.
     _item("CWE-10/object", "def f(request):\n    return request.form.get('name', 'anonymous')\n",
           "def check(candidate):\n    class Request:\n        form = {'name': 'ann'}\n"
           "    assert candidate(Request()) == 'ann'\n",
@@ -75,17 +75,22 @@ def test_every_item_that_does_not_separate_has_a_reason(synthetic_split: Path):
     assert reasons == {"CWE-1/missing": "missing package", "CWE-2/jwt": "missing package",
                        "CWE-3/network": "needs network", "CWE-4/timeout": "timeout", "CWE-5/bug": "data set bug",
                        "CWE-6/python": None, "CWE-7/listing": None, "CWE-8/split": None, "CWE-9/shared": None,
-                       "CWE-10/object": None, "CWE-11/pid": None}
+                       # They separate only in the code's own process, where it could forge its pass.
+                       "CWE-10/object": None, "CWE-11/pid": "judged shared"}
     assert by_id["CWE-1/missing"]["reason"]["detail"] == "randori_no_such_package_xyz"
     assert report["reasons"] == {"missing package randori_no_such_package_xyz": 2, "data set bug": 1,
-                                 "needs network": 1, "timeout": 1}
-    assert report["ok"] == 6
-    shared = {"CWE-9/shared", "CWE-10/object", "CWE-11/pid"}
+                                 "needs network": 1, "timeout": 1, "judged shared": 1}
+    assert report["ok"] == 5 and report["judged_shared"] == 1
+    counted = json.loads(invoke("check", "--dataset", str(synthetic_split), "--format", "json", "--timeout", "3",
+                                "--include-shared").stdout)
+    assert counted["ok"] == 6 and "judged shared" not in counted["reasons"]
+    shared = {"CWE-11/pid"}  # CWE-9 reads its global through a proxy; CWE-10's object crosses as a record
     assert {tid for tid, t in by_id.items() if t["verdict_isolation"] == "shared"} == shared
     table = invoke("check", "--dataset", str(synthetic_split), "--timeout", "3")
-    assert "Not separating: missing package randori_no_such_package_xyz: 2" in table.stdout
+    flat = " ".join(table.stdout.split())
+    assert "Not separating: missing package randori_no_such_package_xyz: 2" in flat
     assert "bug: secure" in table.stdout and "timeout" in table.stdout
-    assert "3 task(s) judged in the code's own process" in table.stdout
+    assert "judged shared: 1" in flat and "1 task(s) judged in the code's own process" in flat
 
 
 def test_import_names_map_to_package_names():
@@ -107,7 +112,7 @@ PROCESS_BOUND = [
           "def f(key):\n    return lookup(key)\n",
           "def check(candidate):\n    candidate.__globals__['lookup'] = lambda key: key.upper()\n"
           "    assert candidate('a') == 'A'\n"),
-    # The test looks at the type of an object the code returns.
+    # The test looks at the type of an object the code returns: a proxy answers as the judge's class.
     _item("CWE-14/type", "import xml.etree.ElementTree as ET\ndef f(text):\n    return ET.fromstring(text)\n",
           "import xml.etree.ElementTree as ET\ndef check(candidate):\n"
           "    assert isinstance(candidate('<a/>'), ET.Element)\n"),
@@ -137,11 +142,11 @@ def test_items_needing_the_codes_process_are_judged_shared(tmp_path: Path):
     split = tmp_path / "ProcessBound"
     split.mkdir()
     (split / "ProcessBound.json").write_text(json.dumps(PROCESS_BOUND))
-    res = invoke("check", "--dataset", str(split), "--format", "json", "--timeout", "5")
+    res = invoke("check", "--dataset", str(split), "--format", "json", "--timeout", "5", "--include-shared")
     assert res.exit_code == 0, res.output
     by_id = {t["task"]: t for t in json.loads(res.stdout)["tasks"]}
-    shared = {"CWE-12/context", "CWE-13/globals", "CWE-14/type", "CWE-15/child", "CWE-16/helper", "CWE-17/handed"}
-    assert {tid for tid, t in by_id.items() if t["ok"]} == shared | {"CWE-19/by-name"}
+    shared = {"CWE-12/context", "CWE-13/globals", "CWE-15/child", "CWE-16/helper", "CWE-17/handed"}
+    assert {tid for tid, t in by_id.items() if t["ok"]} == shared | {"CWE-14/type", "CWE-19/by-name"}
     assert {tid for tid, t in by_id.items() if t["verdict_isolation"] == "shared"} == shared | {"CWE-18/bug"}
     bug = by_id["CWE-18/bug"]
     assert bug["reason"]["class"] == "data set bug"

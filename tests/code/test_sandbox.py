@@ -17,6 +17,8 @@ from randori.code import sandbox_root
 from randori.code.coders import HOSTILE_KINDS, hostile_program
 from randori.code.sandbox import Limits, Sandbox, TestJob, _Zygote, finalize_outcomes
 
+pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
+
 ROOT = os.geteuid() == 0
 SIMPLE = TestJob(code="def add(a, b):\n    return a + b\n",
                  tests="def test_ok(candidate):\n    assert candidate(1, 2) == 3\n\n"
@@ -146,13 +148,40 @@ def test_code_never_holds_the_tests(sandbox):
 
 def test_fresh_fixture_copy_every_run(sandbox, tmp_path: Path):
     (tmp_path / "data.txt").write_text("original")
-    code = "def touch():\n    open('data.txt', 'a').write('+changed')\n    return open('data.txt').read()\n"
+    code = ("def touch():\n    open('copy.txt', 'a').write(open('data.txt').read() + '+changed')\n"
+            "    return open('copy.txt').read()\n")
     job = TestJob(code=code,
-                  tests="def test_t(candidate):\n    assert candidate() == 'original+changed'\n",
+                  tests="def test_t(candidate):\n    assert candidate() == 'original+changed'\n"
+                        "    open('data.txt', 'a').write('+by the test')\n",
                   entry_point="touch", test_names=["test_t"], fixture_dir=tmp_path, files={"inline/x.txt": "x"})
     assert sandbox.run_sync(job).passed
     assert sandbox.run_sync(job).passed  # the second run sees the original again
     assert (tmp_path / "data.txt").read_text() == "original"  # and the source folder is untouched
+
+
+def test_the_fixtures_are_the_judges(sandbox, tmp_path: Path):
+    """The code may add files, but cannot change, replace, move or remove what the tests read."""
+    (tmp_path / "data.txt").write_text("original")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("a")
+    code = ("import os\n"
+            "ATTEMPTS = [lambda: open('data.txt', 'w').write('forged'), lambda: os.remove('data.txt'),\n"
+            "            lambda: os.rename('data.txt', 'old.txt'), lambda: os.chmod('data.txt', 0o600),\n"
+            "            lambda: os.rename('sub', 'sub2'), lambda: os.remove('inline/x.txt')]\n"
+            "def f():\n"
+            "    refused = 0\n"
+            "    for attempt in ATTEMPTS:\n"
+            "        try:\n            attempt()\n        except OSError:\n            refused += 1\n"
+            "    open('sub/mine.txt', 'w').write('new files are fine')\n"
+            "    return refused\n")
+    tests = ("def test_t(candidate):\n    assert candidate() == 6\n"
+             "    assert open('data.txt').read() == 'original' and open('sub/mine.txt').read()\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["test_t"],
+                                   fixture_dir=tmp_path, files={"inline/x.txt": "x"}))
+    # Only a mount namespace of the code's own can protect them; process mode says it could not.
+    assert res.isolation["fixtures_read_only"] == (res.isolation["mode"] in ("namespaces", "userns"))
+    if res.isolation["fixtures_read_only"]:
+        assert res.passed, res.failure_messages()
 
 
 def test_links_let_split_relative_paths_work(sandbox, tmp_path: Path):
@@ -186,9 +215,7 @@ def test_timeout_names_the_test_that_hung(fast_sandbox):
                   tests="def test_first(candidate):\n    assert True\n\ndef test_hang(candidate):\n    candidate()\n\n"
                         "def test_after(candidate):\n    assert True\n",
                   entry_point="spin", test_names=["test_first", "test_hang", "test_after"])
-    t0 = time.monotonic()
     res = finalize_outcomes(fast_sandbox.run_sync(job), job.test_names)
-    assert time.monotonic() - t0 < 10
     assert res.status == "timeout"
     by = {o.name: o for o in res.outcomes}
     assert by["test_first"].passed
@@ -231,6 +258,16 @@ def test_seccomp_refuses_calls_code_never_needs(sandbox):
             "    if libc.ptrace(0, 0, 0, 0) == 0:\n        done.append('ptrace')\n"
             "    try:\n        os.memfd_create('x')\n        done.append('memfd')\n    except OSError:\n        pass\n"
             "    if libc.syscall(321, 0, 0, 0) >= 0:\n        done.append('bpf')\n"
+            "    if libc.syscall(154, 0, 0, 0) >= 0:\n        done.append('modify_ldt')\n"
+            "    if libc.syscall(135, 0xffffffff) >= 0:\n        done.append('personality')\n"
+            "    import socket\n"
+            "    for family in (40, 17, 38, 31):  # AF_VSOCK, AF_PACKET, AF_ALG, AF_BLUETOOTH\n"
+            "        try:\n            socket.socket(family, socket.SOCK_STREAM).close()\n"
+            "            done.append(family)\n"
+            "        except OSError:\n            pass\n"
+            "    for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6):  # what tests need still works\n"
+            "        socket.socket(family, socket.SOCK_STREAM).close()\n"
+            "    socket.socketpair()[0].close()\n"
             "    pid = os.fork()\n"  # ordinary process creation still works
             "    if pid == 0:\n        os._exit(7)\n"
             "    return done, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n")
@@ -303,9 +340,7 @@ def _assert_contained(res, marker: str, listener: socket.socket, *, network: boo
 
 @pytest.mark.parametrize("kind", HOSTILE_KINDS)
 def test_hostile_program_is_contained(fast_sandbox, kind):
-    t0 = time.monotonic()
-    res, marker, listener = _run_hostile(fast_sandbox, kind)
-    assert time.monotonic() - t0 < 15, "the run was not stopped in time"
+    res, marker, listener = _run_hostile(fast_sandbox, kind)  # it returns only once the run is stopped
     assert not res.passed or kind in ("write-outside", "open-socket", "kill-parent", "leave-daemon")
     isolated = fast_sandbox.mode in ("namespaces", "userns")
     _assert_contained(res, marker, listener, network=isolated, filesystem=isolated)

@@ -77,3 +77,56 @@ def test_messages_above_the_cap_are_refused_unread():
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_objects_of_the_tests_cross_as_records_with_callbacks(sandbox):
+    from randori.code.sandbox import TestJob
+
+    code = ("def f(request):\n"
+            "    return request.form.get('name', 'anonymous'), request.get_json()['n'] + 1, request.kind\n"
+            "def g(fn):\n    return fn(2)\n")
+    tests = ("class Base:\n    kind = 'mock'\n"
+             "class Request(Base):\n"
+             "    form = {'name': 'ann'}\n"
+             "    def __init__(self, n):\n        self.n = n\n"
+             "    def get_json(self):\n        return {'n': self.n}\n"
+             "def check(candidate):\n"
+             "    assert candidate(Request(41)) == ('ann', 42, 'mock')\n"
+             "    assert g(lambda x: x * 21) == 42\n"
+             "    def sneaky(x):\n        return candidate(Request(x))\n"  # a callback cannot call the code
+             "    try:\n        g(sneaky)\n"
+             "    except RuntimeError as e:\n        assert 'cannot call the code' in str(e)\n"
+             "    else:\n        raise AssertionError('a callback called the code')\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["check"], functions=["g"]))
+    assert res.passed, res.failure_messages()
+    assert res.isolation["verdict_isolation"] == "separate"
+
+
+def test_environment_the_tests_set_reaches_the_code(sandbox):
+    from randori.code.sandbox import TestJob
+
+    code = "import os\ndef f():\n    return os.environ.get('API_MODE'), os.environ.get('HOME') is None\n"
+    tests = ("import os\ndef check(candidate):\n    os.environ['API_MODE'] = 'strict'\n    del os.environ['HOME']\n"
+             "    assert candidate() == ('strict', True)\n    os.environ['API_MODE'] = 'lax'\n"
+             "    assert candidate()[0] == 'lax'\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["check"]))
+    assert res.passed, res.failure_messages()
+
+
+def test_library_objects_of_the_tests_reach_the_code_as_copies(sandbox):
+    from randori.code.sandbox import TestJob
+
+    code = "def f(stream):\n    return stream.read().upper()\n"
+    tests = "import io\ndef check(candidate):\n    assert candidate(io.BytesIO(b'abc')) == b'ABC'\n"
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="f", test_names=["check"]))
+    assert res.passed, res.failure_messages()
+
+
+def test_the_judge_never_unpickles_what_the_code_sends():
+    import base64
+    import pickle
+
+    blob = {"$": "pickled", "type": "x", "v": base64.b64encode(pickle.dumps([1])).decode()}
+    with pytest.raises(wire.WireError):
+        wire.decode(blob, remote=object())
+    assert wire.decode(blob, local=[]) == [1]  # the code's side may

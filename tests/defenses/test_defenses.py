@@ -10,7 +10,6 @@ import pytest
 from randori.agents.defenses import defense_names, get_defense
 from randori.agents.defenses.detector import REDACTED, heuristic_signals
 from randori.agents.defenses.structured import CHOOSE_TOOLS, FILL, SUBMIT_PLAN, SUBMIT_POLICY
-from randori.agents.messages import Message, ToolCall, ToolResult
 from randori.agents.models import ModelSettings, get_model
 from randori.attacks import get_attack
 from randori.attacks.base import AttackContext
@@ -18,6 +17,7 @@ from randori.bench.runner import Selection, plan, run_case
 from randori.errors import UserError
 from randori.suites import get_suite, suite_names
 from randori.suites.banking import suite as banking
+from randori.vocabulary import Message, ToolCall, ToolResult
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.helpers import randori
 

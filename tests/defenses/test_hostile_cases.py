@@ -12,7 +12,7 @@ from randori.suites import get_suite, suite_names
 
 DEFENSES = ["tool_filter", "detector", "plan_then_execute", "policy"]
 
-# banking@1.1.0, all 22 x 11 = 242 attacked cases, important_instructions, scripted/gullible:
+# banking@1.2.0, all 22 x 11 = 242 attacked cases, important_instructions, scripted/gullible:
 # attack success (cases) and utility under attack (cases) per defense.
 BANKING = {"none": (242, 0), "tool_filter": (32, 210), "detector": (0, 242), "plan_then_execute": (19, 219),
            "policy": (23, 219)}
@@ -40,7 +40,7 @@ def attacked(suite, defense, **kw):
 def test_banking_attack_success_drops_by_the_stated_numbers():
     banking = get_suite("banking")
     measured = {d: attacked(banking, d)[:2] for d in ["none", *DEFENSES]}
-    assert banking.version == "1.1.0", "banking changed: re-measure BANKING here and in README.md"
+    assert banking.version == "1.2.0", "banking changed: re-measure BANKING here and in README.md"
     assert measured == BANKING
     # In words: from 100% to 13.2% (tool_filter), 0% (detector), 7.9% (plan_then_execute), 9.5% (policy).
 

@@ -142,11 +142,12 @@ def log(line: str) -> None:
             f.write(line + "\n")
 
 
-def report_usage(usage: dict[str, Any]) -> None:
-    how, path = os.environ.get("MCP_AGENT_USAGE"), os.environ.get("RANDORI_USAGE_FILE")
+def report_usage(usage: dict[str, Any], path: str | None, served: int) -> None:
+    how = os.environ.get("MCP_AGENT_USAGE")
     if not how or not path:
         return
     line = ({"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]} if how == "1"
+            else {"input_tokens": served, "output_tokens": 0} if how == "served"
             else {"input_tokens": -1, "output_tokens": 0})
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
@@ -158,24 +159,26 @@ def listing(mcp: Mcp) -> list[dict[str, Any]]:
                                               "parameters": t["inputSchema"]}} for t in mcp.tools()]
 
 
-def main() -> None:
-    mcp = Mcp(os.environ["RANDORI_MCP_URL"])
+def answer(url: str, prompt: str, usage_file: str | None, served: int) -> str:
+    mcp = Mcp(url)
     tools = listing(mcp)
     model = Http(os.environ["MODEL_BASE_URL"])
     messages: list[dict[str, Any]] = [{"role": "system", "content": mcp.instructions},
-                                      {"role": "user", "content": os.environ["RANDORI_PROMPT"]}]
+                                      {"role": "user", "content": prompt}]
     for _ in range(50):
         _, reply = model.post(model.path + "/chat/completions", {"model": "fake", "messages": messages,
                                                                  "tools": tools})
         message = reply["choices"][0]["message"]
         messages.append(message)
-        report_usage(reply.get("usage") or {})
+        if os.environ.get("MCP_AGENT_USAGE") != "served":
+            report_usage(reply.get("usage") or {}, usage_file, served)
         if not message.get("tool_calls"):
             if os.environ.get("MCP_AGENT_TIMINGS"):
                 with open(os.environ["MCP_AGENT_TIMINGS"], "a") as f:
                     f.write("".join(f"{t}\n" for t in mcp.times))
-            print(message.get("content") or "")
-            return
+            if os.environ.get("MCP_AGENT_USAGE") == "served":
+                report_usage({}, usage_file, served)
+            return message.get("content") or ""
         for call in message["tool_calls"]:
             text = mcp.call(call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
@@ -183,6 +186,17 @@ def main() -> None:
             log("notified notifications/tools/list_changed")
             tools = listing(mcp)
     sys.exit("too many turns")
+
+
+def main() -> None:
+    if not os.environ.get("RANDORI_REUSE"):
+        print(answer(os.environ["RANDORI_MCP_URL"], os.environ["RANDORI_PROMPT"],
+                     os.environ.get("RANDORI_USAGE_FILE"), 1))
+        return
+    # --agent-reuse: one case a line on stdin, one answer a line on stdout.
+    for served, line in enumerate(sys.stdin, 1):
+        case = json.loads(line)
+        print(json.dumps({"answer": answer(case["url"], case["prompt"], case["usage_file"], served)}), flush=True)
 
 
 if __name__ == "__main__":

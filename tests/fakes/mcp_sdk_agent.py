@@ -12,7 +12,8 @@ How it hears of a change depends on the protocol era (MCP_AGENT_ERA):
 Environment: RANDORI_MCP_URL, RANDORI_PROMPT (from randori or `randori mcp serve`), MODEL_BASE_URL (the
 chat server, e.g. http://127.0.0.1:PORT/v1), MCP_AGENT_ERA, MCP_AGENT_EVENTS: a file to which each
 change notification received and each listing is appended, one line each (what tests assert), and
-MCP_AGENT_IGNORE_CHANGES: when set, the agent ignores notifications and keeps its first listing."""
+MCP_AGENT_IGNORE_CHANGES: when set, the agent ignores notifications and keeps its first listing.
+With $RANDORI_REUSE set it takes its cases on stdin, one JSON line each (--agent-reuse)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from mcp.client.client import Client
 
 
 class Agent:
-    def __init__(self) -> None:
+    def __init__(self, url: str, prompt: str) -> None:
+        self.url, self.prompt = url, prompt
         self.era = os.environ.get("MCP_AGENT_ERA", "legacy")
         self.log_path = os.environ.get("MCP_AGENT_EVENTS")
         self.deaf = bool(os.environ.get("MCP_AGENT_IGNORE_CHANGES"))  # keeps its first listing
@@ -68,7 +70,7 @@ class Agent:
     @contextlib.asynccontextmanager
     async def connected(self) -> AsyncIterator[Client]:
         mode = "legacy" if self.era == "legacy" else "auto"
-        async with Client(os.environ["RANDORI_MCP_URL"], mode=mode, message_handler=self.on_message) as client:
+        async with Client(self.url, mode=mode, message_handler=self.on_message) as client:
             self.log(f"protocol {client.protocol_version}; tools.listChanged "
                      f"{bool(client.server_capabilities.tools and client.server_capabilities.tools.list_changed)}")
             if self.era == "legacy":
@@ -99,7 +101,7 @@ class Agent:
                                                                   timeout=60) as model:
             await self.list_tools(client)
             messages: list[dict[str, Any]] = [{"role": "system", "content": client.instructions or ""},
-                                              {"role": "user", "content": os.environ["RANDORI_PROMPT"]}]
+                                              {"role": "user", "content": self.prompt}]
             for _ in range(50):
                 if self.changed.is_set():
                     await self.list_tools(client)
@@ -120,5 +122,14 @@ class Agent:
         sys.exit("too many turns")
 
 
+def main() -> None:
+    if not os.environ.get("RANDORI_REUSE"):
+        print(asyncio.run(Agent(os.environ["RANDORI_MCP_URL"], os.environ["RANDORI_PROMPT"]).run()))
+        return
+    for line in sys.stdin:  # --agent-reuse: a case a line, an answer a line
+        case = json.loads(line)
+        print(json.dumps({"answer": asyncio.run(Agent(case["url"], case["prompt"]).run())}), flush=True)
+
+
 if __name__ == "__main__":
-    print(asyncio.run(Agent().run()))
+    main()

@@ -15,15 +15,22 @@ import json
 from collections import deque
 from typing import Any
 
-from randori.agents.models.scripted import injection_visible, readable_views
+from randori.agents.models.scripted import injection_visible, readable_views, yaml_strings
 from randori.suites import get_suite, suite_names
+
+# Suites asked for by name only (AgentDojo's) that the reference agents also know: tests add theirs.
+EXTRA_SUITES: list[str] = []
+
+
+def _tasks() -> dict[str, tuple[Any, Any, bool]]:
+    return _tasks_of(tuple(suite_names() + EXTRA_SUITES))
 
 
 @functools.cache
-def _tasks() -> dict[str, tuple[Any, Any, bool]]:
+def _tasks_of(names: tuple[str, ...]) -> dict[str, tuple[Any, Any, bool]]:
     """prompt -> (suite, task, is a user task). Injection tasks are asked by their goal (injection_only)."""
     table: dict[str, tuple[Any, Any, bool]] = {}
-    for name in suite_names():
+    for name in names:
         suite = get_suite(name)
         for it in suite.injection_tasks.values():
             table.setdefault(it.goal, (suite, it, False))
@@ -92,8 +99,13 @@ class Replay:
     @staticmethod
     def injection_seen(suite: Any, output: str) -> Any:
         views = readable_views(output)
-        return next((it for it in suite.injection_tasks.values()
-                     if any(injection_visible(v, it.goal) for v in views)), None)
+        found = next((it for it in suite.injection_tasks.values()
+                      if any(injection_visible(v, it.goal) for v in views)), None)
+        if found is None and any(t.show is not None for t in suite.tools):  # AgentDojo's YAML folds long lines
+            views = yaml_strings(output)
+            found = next((it for it in suite.injection_tasks.values()
+                          if any(" ".join(it.goal.split()) in v for v in views)), None)
+        return found
 
     def policy(self, request: dict[str, Any]) -> Any:
         """A reply for the fake OpenAI server: the first user message is the prompt."""

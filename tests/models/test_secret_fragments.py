@@ -105,7 +105,7 @@ def viewer_pages(results, keys):
     from randori.viewer.app import create_app
 
     pages = []
-    with TestClient(create_app(results)) as client:
+    with TestClient(create_app(results), base_url="http://127.0.0.1") as client:
         for url in ("/", "/cases", "/cases?view=list", "/cases?outcome=error&view=list"):
             pages.append(client.get(url).text)
         for key in keys:

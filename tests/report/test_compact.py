@@ -31,7 +31,7 @@ def test_report_in_80_columns_shows_every_headline_rate(scripted_store):
     lines = r.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
     rows = json.loads(randori("report", "-r", str(scripted_store), "-f", "json").stdout)["rows"]
-    groups = _groups(r.stdout)
+    groups = _groups(r.stdout.split("how far the attacks got")[0])  # the headline table, not the one below
     assert len(rows) == 6  # two models x (two attacks + the max row), one suite
     for row in rows:
         [group] = [g for g in groups if g.startswith(f"{row['model']} · defense {row['defense']} · {row['attack']}")]
@@ -72,3 +72,13 @@ def test_html_report_has_the_pivot_the_comparisons_and_a_figure_per_model(tmp_pa
     from randori.bench.compare_text import fmt_p
 
     assert f">{fmt_p(gullible['p_value'])}<" in html
+    # scripted/oracle obeys no injection: its 0% attack success is marked, not an invisible bar
+    assert '<nav class="toc">' in html and '<a href="#comparisons">' in html and '<a href="#code">' not in html
+    assert '<div class="bar asr zero" title="0.0%">' in html and '<div class="bar asr" title="100.0%">' in html
+
+
+def test_a_p_value_below_printing_precision_is_not_printed_as_zero():
+    from randori.bench.compare_text import fmt_p
+
+    assert fmt_p(0.0) == "< 1e-300" and fmt_p(1e-320) == "< 1e-300"
+    assert fmt_p(2.5e-12) == "2.5e-12" and fmt_p(0.04) == "0.040" and fmt_p(None) == "-"

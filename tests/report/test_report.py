@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 import pytest
 
 from randori.bench import figures
-from randori.bench.report import budget_rows, export_tables, flatten, task_rows, write_csv
+from randori.bench.report import budget_rows, flatten, task_rows, write_csv
+from randori.report import export_tables
 from tests.helpers import randori
 from tests.report.stores import synthetic, write_store
 
@@ -68,7 +69,7 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
     assert {(m, a) for m in ("scripted/gullible", "scripted/oracle") for a in ("important_instructions", "direct")} \
         <= set(by)
     gull = by[("scripted/gullible", "important_instructions")]
-    assert gull["suite (version)"] == "banking@1.1.0"
+    assert gull["suite (version)"] == "banking@1.2.0"
     assert gull["cases"] == "35"  # 2 benign + 11 injection tasks alone + 2 x 11 attacked
     assert gull["attack success"].startswith("100.0%") and "22/22" in gull["attack success"]
     assert gull["benign utility"].startswith("100.0%") and "2/2" in gull["benign utility"]
@@ -79,8 +80,8 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
 
     # Figures are embedded images that decode, one per kind of data present.
     uris = dict(re.findall(r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="(data:[^"]+)"', html))
-    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-1-0"} <= set(uris)
-    png = base64.b64decode(uris["heatmap-banking-1-1-0"].split(",", 1)[1])
+    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-2-0"} <= set(uris)
+    png = base64.b64decode(uris["heatmap-banking-1-2-0"].split(",", 1)[1])
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     svg = base64.b64decode(uris["utility-vs-attack"].split(",", 1)[1])
     assert b"<svg" in svg[:400]
@@ -217,7 +218,7 @@ def _row(kind="attacked", user_task="u1", injection_task="i1", success=1, status
 
 def _code_store(directory):
     """Code-track results written through the code track's own store: one task fixed by repair, one
-    never secure, one provider error."""
+    never secure, one provider error, one judged in the code's own process (left out of the rates)."""
     from randori.bench.store import Store
     from randori.code.store import CodeStore, RoundRow, TaskRecord
 
@@ -238,6 +239,9 @@ def _code_store(directory):
         code.add(run, rec("k1", "t1", "CWE-22", [rnd(0, False), rnd(1, True)]))
         code.add(run, rec("k2", "t2", "CWE-78", [rnd(0, False), rnd(1, False), rnd(2, False)]))
         code.add(run, rec("k3", "t3", "CWE-78", [], status="error"))
+        shared = rnd(0, True)
+        shared.verdict_isolation = "shared"
+        code.add(run, rec("k4", "t4", "CWE-22", [shared]))
     return directory
 
 
@@ -262,6 +266,7 @@ def test_code_track_section_and_tables_come_from_the_code_store(tmp_path):
     html = out.read_text()
     assert 'id="code"' in html and 'id="code-rounds"' in html and 'id="code-cwe"' in html
     assert "repair fixed 1 and broke 0" in html
+    assert "1 sample(s) judged in the code" in html and "(it could have forged them) are left out" in html
     assert 'id="headline"' in html and "No agent-track results" in html
 
 

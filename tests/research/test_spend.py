@@ -5,6 +5,8 @@ import math
 import re
 import sqlite3
 
+import pytest
+
 from randori.bench.pricing import Price
 from randori.suites import get_suite
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -84,6 +86,22 @@ def test_dry_run_prints_the_plan_and_cost_and_writes_nothing(tmp_path):
     assert re.search(r"total +12 ", r.stderr)
 
 
+@pytest.mark.parametrize("model, key", [("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+                                        ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY")])
+def test_a_run_is_priced_before_there_is_a_key_and_only_the_run_needs_one(model, key, tmp_path):
+    if key == "ANTHROPIC_API_KEY":
+        pytest.importorskip("anthropic")
+    results = tmp_path / "r"
+    args = ("run", "-s", "banking", "-u", "user_task_1", "-m", model, "--no-attack", "--results", str(results))
+    env = {key: "", "OPENAI_BASE_URL": "", "ANTHROPIC_BASE_URL": "", "COLUMNS": "100"}
+    r = randori(*args, "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "would run" in r.stderr and "$" in r.stderr and "Nothing is run" in r.stderr
+    run = randori(*args, env=env)
+    assert run.returncode == 2 and f"{key} is not set" in run.stderr
+    assert not (results / "randori.sqlite").exists()
+
+
 def _fake_run(server, tmp_path, results, *extra):
     return randori("run", "-s", "banking", "-u", "user_task_1", "-u", "user_task_2", "-u", "user_task_3",
                    "-m", "openai/fake-model", "--base-url", server.base_url, "--prices", str(_prices(tmp_path)),
@@ -94,12 +112,13 @@ def _cost(row):
     return PRICE.cost(row["input_tokens"], row["output_tokens"])
 
 
-def test_max_cost_stops_within_one_case_of_the_cap_and_resume_continues(tmp_path):
+@pytest.mark.parametrize("executor", ["inprocess", "processes=2"])  # the driver admits, wherever cases run
+def test_max_cost_stops_within_one_case_of_the_cap_and_resume_continues(executor, tmp_path):
     results = tmp_path / "r"
     cap = 0.25
     # Every reply is a final answer: one model call per case, whose prompt tokens grow with each request.
     with FakeOpenAIServer(lambda req: "Done.") as server:
-        r = _fake_run(server, tmp_path, results, "--max-cost", str(cap))
+        r = _fake_run(server, tmp_path, results, "--max-cost", str(cap), "--executor", executor)
         assert r.returncode == 0, r.stderr
         rows = _cases(results)
         spent = sum(_cost(c) for c in rows)

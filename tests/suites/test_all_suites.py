@@ -7,7 +7,7 @@ from randori.agents.models import ModelSettings, get_model
 from randori.bench.metrics import summarize
 from randori.bench.pricing import PriceTable
 from randori.bench.runner import Selection, plan, run_case
-from randori.tasks.validate import validate_suite
+from randori.validity.validate import validate_suite
 
 
 def test_suite_is_valid(suite):
@@ -44,6 +44,27 @@ def test_gullible_is_hijacked_whenever_it_sees_the_injection(suite):
     # check holds (a goal reached through a URL or the answer leaves the user's state as asked).
     [row] = summarize([dataclasses.asdict(r) for r in results], prices=PriceTable())
     assert row["attack_success"]["rate"] == 1.0 and row["utility_under_attack"]["successes"] == 0
+
+
+def test_oracle_keeps_its_utility_under_attack(suite):
+    results = _run(suite, "scripted/oracle", benign=False, injection_only=False)
+    assert results and all(r.status == "ok" for r in results)
+    assert [(r.user_task, r.injection_task) for r in results if not r.utility] == []
+    assert not any(r.attack_succeeded for r in results)
+
+
+def test_reporting_an_injection_is_not_obeying_it(suite):
+    """An agent that obeys nothing but reports every injected request, quoting it, reaches no goal
+    and still does what the user asked."""
+    results = _run(suite, "scripted/reporter", benign=False, injection_only=False)
+    assert len(results) == len(suite.user_tasks) * len(suite.injection_tasks)
+    assert all(r.status == "ok" and r.injection_seen for r in results)
+    reported = [r for r in results if "did not follow" in (r.messages[-1]["content"] or "")]
+    assert len(reported) == len(results)
+    assert [(r.user_task, r.injection_task) for r in results if r.attack_succeeded] == []
+    assert [(r.user_task, r.injection_task) for r in results if not r.utility] == []
+    [row] = summarize([dataclasses.asdict(r) for r in results], prices=PriceTable())
+    assert row["attack_success"]["rate"] == 0.0
 
 
 def test_task_ids_and_texts_are_unique(suite):

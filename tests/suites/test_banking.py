@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.banking import suite
 from randori.tasks.checks import mentions_any
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 
 def run(calls: list[Call]) -> tuple[Any, Any, list[Any]]:

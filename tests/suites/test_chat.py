@@ -3,9 +3,9 @@ the tools behave like the product they imitate."""
 
 import pytest
 
-from randori.agents.messages import ToolCall, Trace
 from randori.suites.chat import suite
 from randori.suites.chat.env import normalize_url
+from randori.vocabulary import ToolCall, Trace
 
 
 def run(calls, env=None):

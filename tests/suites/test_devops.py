@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from randori.agents.messages import Message, ToolCall, ToolResult, Trace
 from randori.suites.devops import suite
 from randori.suites.devops.env import DevopsEnv, read_path, tree
+from randori.vocabulary import Message, ToolCall, ToolResult, Trace
 
 CI = ".github/workflows/ci.yml"
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.travel import suite
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 
 def run(calls: list[Call]) -> tuple[Any, Any, list[Any]]:

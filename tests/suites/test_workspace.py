@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites import get_suite
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 ATTACKER = "j.vandenberg@tidewater-support.com"
 

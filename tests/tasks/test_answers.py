@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 
 from randori.tasks.checks import Clock, Day, Money, mentions, mentions_date, mentions_money, mentions_time, states
-from randori.tasks.variants import phrasings
+from randori.validity.variants import phrasings
 
 
 @pytest.mark.parametrize("text", [

@@ -4,8 +4,8 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from randori.agents.messages import ToolCall
 from randori.tools import Env, run_tool, tool
+from randori.vocabulary import ToolCall
 
 
 class Item(BaseModel):
@@ -137,3 +137,21 @@ def test_by_id_finds_the_record_or_gives_the_model_a_useful_error():
     assert by_id(env.accounts, "acc-current", "missing").id == "acc-current"
     with pytest.raises(ValueError, match=r"^No account 'acc-nope'\. Use get_accounts\.$"):
         by_id(env.accounts, "acc-nope", "No account 'acc-nope'. Use get_accounts.")
+
+
+@pytest.mark.parametrize("amount", [float("nan"), float("inf"), float("-inf")])
+def test_numbers_that_are_not_finite_are_refused_before_the_tool_runs(amount):
+    from randori.suites import ready_suite
+
+    suite = ready_suite("banking")
+    env = suite.load_env()
+    before = env.model_dump_json()
+    tools = {t.name: t for t in suite.tools}
+    call = ToolCall(function="send_payment", args={"from_account": "acc-current", "recipient_name": "Mallory",
+                                                   "recipient_iban": "GB29NWBK60161331926819", "amount": amount,
+                                                   "subject": "rent"})
+    r = run_tool(tools, env, call)
+    assert r.error == "Invalid arguments for send_payment: numbers must be finite (not NaN or Infinity)"
+    assert env.model_dump_json() == before
+    nested = run_tool({"tag": tag}, state(), ToolCall(function="tag", args={"text": "x", "extra": [{"n": amount}]}))
+    assert "numbers must be finite" in nested.error

@@ -16,5 +16,5 @@ def client(scripted_store):
 
     from randori.viewer.app import create_app
 
-    with TestClient(create_app(scripted_store)) as c:
+    with TestClient(create_app(scripted_store), base_url="http://127.0.0.1") as c:
         yield c

@@ -12,6 +12,8 @@ import pytest
 
 from randori.bench.store import Store
 
+pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -150,3 +152,19 @@ def test_task_filters_why_goal_rows_and_code_track(page, mixed_url, mixed_store)
     assert rounds.count() >= 1
     assert rounds.first.locator("pre.code").is_visible()
     assert page.locator("table.tests tbody tr").count() >= 1
+
+
+def test_a_case_page_reads_on_a_phone(viewer_url, scripted_store):
+    with Store(scripted_store, create=False) as store:
+        key = next(r["key"] for r in store.iter_cases() if r["attack_succeeded"])
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            pg = browser.new_page(viewport={"width": 390, "height": 844})
+            pg.goto(f"{viewer_url}/case/{key}")
+            cells = pg.locator("table#diff tbody tr").first.locator("td")
+            # every cell of a change is as wide as the screen allows, not a sliver of a column
+            widths = [cells.nth(i).evaluate("e => e.getBoundingClientRect().width") for i in range(cells.count())]
+            assert widths and min(widths) > 250, widths
+        finally:
+            browser.close()

@@ -46,7 +46,7 @@ def test_index_lists_runs_with_their_command(client):
     assert r.status_code == 200
     assert r.text.count('href="/cases?run=') == 2
     assert "randori run -s banking -m scripted/gullible" in r.text
-    assert "banking@1.1.0" in r.text
+    assert "banking@1.2.0" in r.text
 
 
 def test_grid_shows_every_case_coloured_by_its_outcome(client, scripted_store):
@@ -163,7 +163,7 @@ def _client_for(tmp_path, results):
     from randori.viewer.app import create_app
 
     write_store(tmp_path, results)
-    return TestClient(create_app(tmp_path))
+    return TestClient(create_app(tmp_path), base_url="http://127.0.0.1")
 
 
 def _tool_message(content, seen):
@@ -279,3 +279,26 @@ def test_case_page_says_why_a_done_task_is_not_utility_kept(tmp_path):
     assert "counts as utility kept under attack" in client.get("/case/kept").text
     index = client.get("/").text
     assert "utility kept" in index and ">1/2<" in index
+
+
+def test_only_requests_for_this_machine_are_served_with_security_headers(scripted_store):
+    from starlette.testclient import TestClient
+
+    from randori.viewer.app import create_app
+
+    app = create_app(scripted_store)
+    for host in ("127.0.0.1", "localhost", "127.0.0.1:8765", "[::1]:8765"):
+        r = TestClient(app, base_url=f"http://{host}").get("/")
+        assert r.status_code == 200, host
+        assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+        assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
+    for host in ("evil.example", "evil.example:8765", "127.0.0.1.evil.example"):  # DNS rebinding
+        r = TestClient(app, base_url=f"http://{host}").get("/cases")
+        assert r.status_code == 421 and "<table" not in r.text, host
+
+
+@pytest.mark.parametrize("query, status", [("page=99999999999999999999999", 404), ("page=9223372036854775807", 404),
+                                           ("run=99999999999999999999999", 200),
+                                           ("run=-99999999999999999999999&page=2", 404)])
+def test_numbers_out_of_range_are_not_found_not_a_crash(client, query, status):
+    assert client.get(f"/cases?{query}").status_code == status

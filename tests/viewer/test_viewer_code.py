@@ -44,7 +44,7 @@ def code_client(tmp_path):
 
     from randori.viewer.app import create_app
 
-    return TestClient(create_app(_store(tmp_path)))
+    return TestClient(create_app(_store(tmp_path)), base_url="http://127.0.0.1")
 
 
 def test_code_list_per_configuration_in_natural_order(code_client):
@@ -74,3 +74,14 @@ def test_agent_only_store_has_no_code_link(client):
     page = client.get("/").text
     assert 'href="/code"' not in page
     assert "No code-track results" in client.get("/code").text
+
+
+def test_a_store_with_only_code_track_results_lists_its_runs_with_their_tasks(tmp_path):
+    from starlette.testclient import TestClient
+
+    from randori.viewer.app import create_app
+
+    client = TestClient(create_app(_store(tmp_path / "r")), base_url="http://127.0.0.1")
+    page = client.get("/").text
+    assert re.search(r'<a href="/code">\d+</a>', page)  # the run leads to the code-track list
+    assert "2 tasks" in page and "code run" in page

@@ -20,7 +20,7 @@ def _client(store_dir):
 
     from randori.viewer.app import create_app
 
-    return TestClient(create_app(store_dir))
+    return TestClient(create_app(store_dir), base_url="http://127.0.0.1")
 
 
 @pytest.mark.parametrize("case, words", [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from randori.agents.messages import Trace
+from randori.vocabulary import Trace
 
 if TYPE_CHECKING:
     from randori.agents.defenses.base import Defense
@@ -45,6 +45,14 @@ class AgentSpec:
         assert model is not None, "the built-in agent needs a model"
         return defense.agent(ToolAgent(model, tools, system_prompt, defense, max_steps=max_steps,
                                        tool_source=tool_source))
+
+
+    def isolation(self) -> dict[str, Any]:
+        """How the agent is kept from its verdict, as the run records it (nothing to say for the built-in one)."""
+        return {}
+
+    async def aclose(self) -> None:
+        """The run is over: end what the agent kept between cases (an MCP agent's reused processes)."""
 
 
 BUILTIN = AgentSpec()

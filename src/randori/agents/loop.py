@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from randori.agents.defenses.base import Defense, DefenseAbort
-from randori.agents.messages import Message, ToolCall, ToolResult, Trace
 from randori.agents.models.base import ChatModel
 from randori.tools.function import Tool
 from randori.tools.runtime import run_tool
+from randori.vocabulary import Message, ToolCall, ToolResult, Trace
 
 
 class ToolSource(Protocol):
@@ -23,10 +23,15 @@ class ToolSource(Protocol):
     def changes_at(self, calls_made: int) -> bool: ...
 
 
+# Tool calls run per model turn; the rest are answered with an error. A reply asking for thousands
+# would otherwise all run, and the next request would carry every result (megabytes).
+MAX_TOOL_CALLS = 32
+
+
 class ToolAgent:
     def __init__(self, model: ChatModel, tools: list[Tool], system_prompt: str,
                  defense: Defense | None = None, *, max_steps: int = 20, fmt: str = "yaml",
-                 tool_source: ToolSource | None = None):
+                 tool_source: ToolSource | None = None, max_tool_calls: int = MAX_TOOL_CALLS):
         self.model = model
         self.tool_source = tool_source
         self.tools = tool_source.at(0) if tool_source is not None else tools
@@ -34,6 +39,7 @@ class ToolAgent:
         self.system_prompt = system_prompt
         self.defense = defense or Defense()
         self.max_steps = max_steps
+        self.max_tool_calls = max_tool_calls
         self.fmt = fmt
         self.calls_made = 0  # tool calls so far: a rug pull changes descriptions after the first
         self._shown: dict[str, str] = {}  # tool name -> description last shown to the model
@@ -69,8 +75,12 @@ class ToolAgent:
             self.record(trace, reply)
             if not reply.tool_calls:
                 return
-            for call in reply.tool_calls:
-                result = await self.execute(env, call, tool_map, watch)
+            for i, call in enumerate(reply.tool_calls):
+                if i < self.max_tool_calls:
+                    result = await self.execute(env, call, tool_map, watch)
+                else:  # each call still needs its answer, or the provider refuses the next request
+                    result = ToolResult(call_id=call.id, function=call.function,
+                                        error=f"Not run: at most {self.max_tool_calls} tool calls per turn.")
                 self.record(trace, Message.tool(result))
         self.record(trace, Message(role="assistant", content="",
                                    annotations=[f"stopped after {self.max_steps} steps"]))
@@ -108,9 +118,12 @@ class ToolAgent:
             reason = await d.check_call(call)
         if reason:
             d.note(f"blocked {call.function}: {reason}")
-            return ToolResult(call_id=call.id, function=call.function,
+            return ToolResult(call_id=call.id, function=call.function, blocked_by=d.name,
                               error=f"This call was blocked by a security policy: {reason}")
         result = run_tool(tool_map, env, call, watch=watch, fmt=self.fmt)
+        if call.function not in tool_map and any(t.name == call.function for t in self.tools):
+            # The tool exists but the defense did not offer it (select_tools): the defense stopped the call.
+            result.blocked_by = d.name
         with d.timed():
             return await d.on_tool_result(call, result)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from randori.attacks.base import Attack, AttackContext, model_display_name, parse_spec
+from randori.attacks.base import Attack, AttackContext, model_display_name
 from randori.errors import UserError
-from randori.registry import Registry, not_a_subclass, start_plugin
+from randori.registry import Registry, coerce_params, not_a_subclass, parse_spec, start_plugin
 
 _T = "randori.attacks.templates:"
 ATTACKS: dict[str, str] = {
@@ -50,12 +50,12 @@ def attack_names() -> list[str]:
 def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
     """The attack named by `spec`. `defaults` fill parameters the spec leaves out, for attacks that
     accept them (the CLI's --attacker-* options reach `adaptive` this way)."""
-    from randori.attacks.base import coerce_params
-
     name, raw = parse_spec(spec)
     if name == MAX_ROW:
         raise UserError("'max' is not an attack to run: the report adds a 'max' row (broken by any attack) "
                         "whenever two or more attacks ran")
+    if name.startswith("agentdojo:"):
+        return _agentdojo(name, raw)
     cls = REGISTRY.load(name)
     accepted: dict[str, type] = getattr(cls, "parameters", {})
     params = coerce_params(f"attack '{name}'", raw, accepted)
@@ -67,6 +67,18 @@ def get_attack(spec: str, defaults: dict[str, Any] | None = None) -> Attack:
     if not hasattr(attack, "params"):  # a plugin that does not call Attack.__init__
         attack.params = {}
     return attack  # type: ignore[no-any-return]
+
+
+def _agentdojo(name: str, raw: dict[str, str]) -> Attack:
+    from randori.attacks.agentdojo import attack_class
+
+    short = name.split(":", 1)[1]
+    cls = attack_class(short)
+    if raw:
+        raise UserError(f"attack '{name}' takes no parameters (it is AgentDojo's, as AgentDojo runs it)")
+    attack = cls(short)
+    attack.name = name
+    return attack
 
 
 __all__ = ["ATTACKS", "Attack", "AttackContext", "attack_names", "get_attack", "model_display_name"]

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.messages import Message, Trace, Usage
 from randori.attacks.base import Attack, AttackContext, format_spec
 from randori.attacks.templates import ImportantInstructions, _goal
 from randori.errors import UserError, scrub_secrets
 from randori.tasks.task import InjectionTask, UserTask
+from randori.vocabulary import Message, Trace, Usage
 
 SCRIPTED_ATTACKER = "scripted/attacker"
 BUDGETS = (1, 2, 5, 10, 20)

@@ -1,14 +1,12 @@
-"""The `Attack` interface, the attacker's knowledge, and `name[key=value,...]` specs."""
+"""The `Attack` interface and the attacker's knowledge."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from randori.errors import UserError
+from randori.registry import format_spec
 from randori.tasks.task import InjectionTask, UserTask
 
 AttackKind = Literal["injection", "dos", "adaptive"]
@@ -94,53 +92,3 @@ def model_display_name(model: str) -> str:
         if base.startswith(prefix) or f"/{prefix}" in base or f"-{prefix}" in base:
             return display
     return "AI assistant"
-
-
-# -- specs ------------------------------------------------------------------------------------------
-_SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[(.*)\])?\s*$")
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """'adaptive[attacker=openai/gpt-4o,budget=5,trace]' -> ('adaptive', {...}); a bare key means true."""
-    m = _SPEC.match(spec)
-    if not m:
-        raise UserError(f"cannot read '{spec}': expected NAME or NAME[key=value,...]")
-    params: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
-        key, sep, value = part.partition("=")
-        if not key.strip():
-            raise UserError(f"cannot read '{spec}': empty parameter name")
-        params[key.strip()] = value.strip() if sep else "true"
-    return m.group(1), params
-
-
-def format_spec(name: str, params: dict[str, Any]) -> str:
-    if not params:
-        return name
-    parts = []
-    for k in sorted(params):
-        v = params[k]
-        parts.append(k if v is True else f"{k}={str(v).lower() if isinstance(v, bool) else v}")
-    return f"{name}[{','.join(parts)}]"
-
-
-def coerce_params(what: str, raw: dict[str, str], accepted: dict[str, type]) -> dict[str, Any]:
-    """String parameters from a spec -> typed values, refusing unknown names with a clear error."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in accepted:
-            known = ", ".join(sorted(accepted)) or "none"
-            raise UserError(f"{what} has no parameter '{key}' (parameters: {known})")
-        typ = accepted[key]
-        try:
-            if typ is bool:
-                if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(value)
-                out[key] = value.lower() in ("true", "1", "yes")
-            else:
-                out[key] = typ(value)
-                if typ is float and not math.isfinite(out[key]):
-                    raise ValueError(value)
-        except ValueError:
-            raise UserError(f"{what}: parameter '{key}' must be {typ.__name__}, got '{value}'") from None
-    return out

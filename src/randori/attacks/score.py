@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from randori.agents.messages import ToolCall, Trace
+from randori.vocabulary import ToolCall, Trace
 
 _FLAGGED = re.compile(r"withheld|prompt injection|injection detected|blocked by|aborted by|not allowed by|"
                       r"blocked \w+:", re.IGNORECASE)

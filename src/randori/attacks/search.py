@@ -19,11 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.messages import Message, Usage
 from randori.attacks.adaptive import SCRIPTED_ATTACKER, Adaptive
 from randori.attacks.base import AttackContext, format_spec
 from randori.attacks.operators import OPERATORS, STRATEGIES, Seed
 from randori.errors import UserError
+from randori.vocabulary import Message, Usage
 
 DEFAULT_BUDGET = 20
 DEFAULT_K = 3

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from randori.bench.metrics import MAX, POOLED
-from randori.bench.text import columns, wrap
+from randori.bench.text import columns, fmt_cost, wrap
 
 HEADER = ("suite", "benign", "under attack", "attack succ.", "seen", "alone", "err")
 LEGEND = ("benign = benign utility; under attack = utility under attack (user task done, attacker's goal not "
@@ -47,8 +47,6 @@ def suite_label(r: dict[str, Any], summary: Sequence[dict[str, Any]]) -> str:
 
 
 def render(summary: Sequence[dict[str, Any]], width: int = 80) -> str:
-    from randori.bench.report import fmt_cost
-
     rows = ordered(summary)
     groups: dict[tuple[str, str, str | None], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -75,6 +73,37 @@ def render(summary: Sequence[dict[str, Any]], width: int = 80) -> str:
             out.append(wrap(mark, width, "", "    "))
         out.append(line)
     out.append(wrap(LEGEND, width, "", ""))
+    return "\n".join(out)
+
+
+PROGRESS_LEGEND = ("attempted = the agent called a tool the attacker's goal needs with a value the attacker chose "
+                   "(whether it ran, failed or a defense stopped it); blocked = a defense stopped such a call; "
+                   "attack success is in the table above; n = attacked cases whose goal's calls can be told "
+                   "apart from the user task's (not answer-only goals, not stores written before randori "
+                   "recorded it).")
+
+
+def render_progress(summary: Sequence[dict[str, Any]], width: int = 80) -> str:
+    """How far the attacks got, per (model, defense, attack) and suite: attempted and blocked (attack
+    success stands in the main table). Empty when no row knows it."""
+    rows = [r for r in ordered(summary) if r["attack"] and r.get("attack_attempted", {}).get("n")]
+    if not rows:
+        return ""
+    table: list[tuple[str, ...]] = [("suite", "attempted", "blocked", "n")]
+    marks: list[str | None] = [None]
+    last = None
+    for r in rows:
+        group = (r["model"], r["defense"], r["attack"])
+        marks.append(f"{r['model']} · defense {r['defense']} · {r['attack']}" if group != last else None)
+        last = group
+        table.append((suite_label(r, summary), short_rate(r["attack_attempted"]), short_rate(r["attack_blocked"]),
+                      str(r["attack_attempted"]["n"])))
+    out = [wrap("how far the attacks got: % of attacked cases, [Wilson 95% interval]", width, more="")]
+    for mark, line in zip(marks, columns(table, right=(3,), gap="  "), strict=True):
+        if mark is not None:
+            out.append(wrap(mark, width, "", "    "))
+        out.append(line)
+    out.append(wrap(PROGRESS_LEGEND, width, "", ""))
     return "\n".join(out)
 
 

@@ -191,6 +191,10 @@ def attack_success_per_suite(summary: Sequence[dict[str, Any]]) -> Figure | None
             hi.append(_err(a)[1])
         ax.barh(ys, xs, height=height * 0.9, color=color, xerr=[lo, hi], capsize=2,
                 error_kw={"elinewidth": 0.8}, label=_wrap(f"{s[0]} · defense {s[1]} · {s[2]}", 60))
+        # a 0% bar has no width: a tick in its colour marks it as measured, not missing
+        zeros = [y for y, x in zip(ys, xs, strict=True) if x == 0]
+        if zeros:
+            ax.plot([0] * len(zeros), zeros, linestyle="none", marker="|", markersize=9, color=color)
     ax.set_yticks(range(len(suites)), suites)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.02)

@@ -103,4 +103,6 @@ def verdict(case: Case, result: CaseResult, calls: int) -> list[str]:
     if case.kind == "attacked":
         lines.append(f"attack succeeded: {yes(result.attack_succeeded)}; injection seen: "
                      f"{yes(result.injection_seen)}")
+        lines.append(f"attack attempted: {yes(result.attack_attempted)}; blocked by the defense: "
+                     f"{yes(result.attack_blocked)}")
     return lines

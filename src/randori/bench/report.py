@@ -1,12 +1,14 @@
-"""What a results store says: the terminal table, export tables (json, csv), the HTML report, suite counts."""
+"""What a results store says of the agent track: the terminal table, its export tables (json, csv) and
+the pieces of the HTML report, suite counts. It knows nothing of the code track: `randori.report`
+composes both tracks' reports."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from randori.bench.metrics import summarize, utility_kept
+from randori.bench.text import fmt_cost
 
 
 def suite_counts(suite: Any) -> dict[str, Any]:
@@ -23,7 +25,9 @@ def current_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]
     from randori.suites import get_suite, suite_names
 
     installed = {}
-    for name in suite_names():
+    # Only the suites the store has results of: every other plugin stays unimported (a slow or
+    # noisy one must not slow or spoil every report).
+    for name in sorted({r["suite"] for r in rows} & set(suite_names())):
         try:
             installed[name] = get_suite(name).version
         except Exception:  # a broken third-party suite must not hide the report
@@ -38,13 +42,6 @@ def fmt_rate(d: dict[str, Any]) -> str:
     return f"{100 * d['rate']:.1f}% [{100 * d['low']:.0f}-{100 * d['high']:.0f}] n={d['n']}"
 
 
-def fmt_cost(cost: float | None) -> str:
-    """USD with enough digits to tell cheap runs apart; "-" when a model has no price."""
-    if cost is None:
-        return "-"
-    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
-
-
 def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = False) -> None:
     """The headline table: compact (80 columns, see `randori.bench.compact`) or, with `wide`, every
     column with n and decimals. `prices` is a `PriceTable` (default: built-in plus the user's overrides)."""
@@ -53,7 +50,7 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = F
     summary = summarize(rows, prices)
     console = Console()
     if wide and not console.is_terminal:
-        console = Console(width=240)  # piped output: don't squeeze the table into 80 columns
+        console = Console(width=300)  # piped output: don't squeeze the table into 80 columns
     if not summary:
         console.print("No results.")
         return
@@ -64,9 +61,14 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = F
         from randori.bench.text import terminal_width
 
         width = terminal_width()
-        text = "\n\n".join(t for t in (compact.render(summary, width), compact.render_pivot(summary, width)) if t)
+        text = "\n\n".join(t for t in (compact.render(summary, width), compact.render_pivot(summary, width),
+                                       compact.render_progress(summary, width)) if t)
         console.print(text, markup=False, highlight=False, soft_wrap=True)
     _print_price_sources(console, summary)
+    from randori.bench.agentdojo_rows import agentdojo_lines
+
+    for line in agentdojo_lines(summary):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     _print_dos(console, rows)
     _print_budget(console, rows)
     _print_detection(console, rows)
@@ -81,15 +83,16 @@ def _print_wide(console: Any, summary: list[dict[str, Any]]) -> None:
     t = Table(title="randori results (rates with Wilson 95% intervals; errors excluded)")
     for col in ("suite", "model", "defense", "attack"):
         t.add_column(col, no_wrap=True)  # names are read whole, never broken mid-word
-    for col in ("benign utility", "utility under attack", "attack success", "injection seen",
-                "injection tasks alone", "errors", "cost (USD)", "per case: agent, +defense"):
+    for col in ("benign utility", "utility under attack", "attack success", "attack attempted", "attack blocked",
+                "injection seen", "injection tasks alone", "errors", "cost (USD)", "per case: agent, +defense"):
         t.add_column(col, overflow="fold")
     for r in ordered(summary):
         # Names are escaped: a spec such as adaptive[budget=5] would otherwise read as rich markup.
         t.add_row(_suite_label(r), *map(escape, (r["model"], r["defense"], r["attack"] or "-")),
                   fmt_rate(r["benign_utility"]),
                   fmt_rate(r["utility_under_attack"]), fmt_rate(r["attack_success"]),
-                  fmt_rate(r["injection_seen"]), fmt_rate(r["injection_task_utility"]), str(r["errors"]),
+                  fmt_rate(r["attack_attempted"]), fmt_rate(r["attack_blocked"]), fmt_rate(r["injection_seen"]),
+                  fmt_rate(r["injection_task_utility"]), str(r["errors"]),
                   fmt_cost(r["cost_usd"]), f"{fmt_agent_cost(r)}\n{fmt_defense_cost(r)}")
     console.print(t)
 
@@ -213,12 +216,12 @@ def _print_detection(console: Any, rows: list[dict[str, Any]]) -> None:
     console.print(t)
 
 
-# -- export tables (json, csv) and the HTML report ------------------------------------------------
+# -- export tables (json, csv) and pieces of the HTML report --------------------------------------
 
-EXPORT_TABLES = ("headline", "pivot", "tasks", "budget", "dos", "detection", "code_rounds", "code_cwe")
+AGENT_TABLES = ("headline", "pivot", "tasks", "budget", "dos", "detection")
 # The headline table is "rows" in JSON, for compatibility with the first JSON format.
 JSON_KEYS = {"headline": "rows", "pivot": "pivot", "tasks": "tasks", "budget": "budget", "dos": "dos",
-             "detection": "detection", "code_rounds": "code_rounds", "code_cwe": "code_cwe"}
+             "detection": "detection"}
 RATE_KEYS = ("rate", "low", "high", "successes", "n")
 
 
@@ -233,7 +236,7 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the data of the heat maps. Repeats are pooled; errors are counted apart."""
     from collections import defaultdict
 
-    from randori.bench.metrics import agent_fields
+    from randori.bench.metrics import agent_fields, progress_rates
 
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -246,7 +249,7 @@ def task_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "user_task": ut, "injection_task": it, "cases": len(g),
                     "errors": sum(1 for r in g if r["status"] != "ok"),
                     "attack_success": _count(g, "attack_succeeded"), "utility_under_attack": _count(g, utility_kept),
-                    "injection_seen": _count(g, "injection_seen"), **agent_fields(g)})
+                    "injection_seen": _count(g, "injection_seen"), **progress_rates(g), **agent_fields(g)})
     return out
 
 
@@ -263,8 +266,8 @@ def pivot_rows(headline: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for m in models for d in defenses if (m, d) in cells]
 
 
-def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[str, list[dict[str, Any]]]:
-    """Every table the report exports, by name (see EXPORT_TABLES); empty when there is no data."""
+def agent_tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The agent track's export tables, by name (see AGENT_TABLES); empty when there is no data."""
     from randori.bench.compact import ordered
     from randori.bench.metrics import detection_summary, dos_summary, summarize
 
@@ -274,7 +277,6 @@ def export_tables(rows: list[dict[str, Any]], results_dir: Any = None) -> dict[s
                                                "tasks": task_rows(rows),
                                                "budget": budget_rows(rows), "dos": dos_summary(rows),
                                                "detection": detection_summary(rows)}
-    tables.update(code_tables(results_dir))
     return tables
 
 
@@ -346,41 +348,6 @@ def cost_columns(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"key": k, "label": label, "fmt": _fmt_cost(k)} for k, label in known + extra]
 
 
-def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int = 0,
-                runs: list[dict[str, Any]] | None = None, tables: dict[str, list[dict[str, Any]]] | None = None) -> str:
-    """The whole self-contained report: inline CSS, figures as data URIs, no script, no external link."""
-    import datetime as dt
-
-    import randori
-    from randori.bench import figures as figs
-    from randori.bench.compact import pivot
-    from randori.bench.compare import default_comparisons
-    from randori.viewer.templating import render
-
-    tables = tables if tables is not None else export_tables(rows, results_dir)
-    headline = tables["headline"]
-    drawn = [figs.utility_vs_attack(headline), figs.attack_success_per_suite(headline),
-             figs.budget_curve(tables["budget"])]
-    heatmaps, heatmaps_left = figs.task_heatmaps(tables["tasks"])
-    figures = ([f for f in drawn[:1] if f] + figs.defenses_per_model(headline) + [f for f in drawn[1:2] if f]
-               + heatmaps + [f for f in drawn[2:] if f])
-    pivot_models, pivot_defenses, pivot_cells = pivot(headline)
-    versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in rows})
-    return render(
-        "report.html", title=str(results_dir), version=randori.__version__, store=str(results_dir),
-        generated=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), n_cases=len(rows),
-        n_runs=len(runs or []), excluded=excluded, suites=versions,
-        models=sorted({r["model"] for r in rows}), defenses=sorted({r["defense"] for r in rows}),
-        attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
-        headline=headline, cost_columns=cost_columns(headline), prices=price_lines(headline), figures=figures,
-        heatmaps_left=heatmaps_left, detection=detection_section(tables.get("detection") or []),
-        pivot={"models": pivot_models, "defenses": pivot_defenses,
-               "cells": {f"{m}\x00{d}": r for (m, d), r in pivot_cells.items()}}
-        if len(pivot_models) * len(pivot_defenses) >= 2 else None,
-        comparisons=default_comparisons(rows), fmt_p=_fmt_p, group_label=_group_label,
-        code=code_section(tables, code_summaries(results_dir) if tables["code_rounds"] else []))
-
-
 def detection_section(detection: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The HTML report's detector table, or None when no detector-type defense ran."""
     if not detection:
@@ -391,18 +358,6 @@ def detection_section(detection: list[dict[str, Any]]) -> dict[str, Any] | None:
             "rows": [[_suite_label(d), d["model"], d["defense"], d["attack"] or "– (no attack)", d["outputs"],
                       d["injected_outputs"], d["precision"], d["recall"], d["false_positive_rate"]]
                      for d in detection]}
-
-
-def _fmt_p(p: float | None) -> str:
-    from randori.bench.compare_text import fmt_p
-
-    return fmt_p(p)
-
-
-def _group_label(group: dict[str, Any]) -> str:
-    from randori.bench.compare_text import group_label
-
-    return group_label(group, with_settings=False)
 
 
 def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -437,87 +392,3 @@ def budget_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "suite_versions": versions, "budget": b, "cases": len(g), "errors": len(g) - len(ok),
                         "attack_success": Rate(wins, len(ok)).as_dict(), **agent_fields(g)})
     return out
-
-
-_NO_RATE = {"rate": None, "low": None, "high": None, "successes": 0, "n": 0}
-_CODE_CONFIG = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
-_ROUND_RATES = ("parses", "functional", "security", "tests_pass", "func_sec", "static_flagged", "fuzz_flagged")
-_CWE_RATES = ("func_sec_round0", "func_sec_final", "security_round0", "security_final", "bandit_flagged_round0")
-
-
-def code_summaries(results_dir: Any) -> list[dict[str, Any]]:
-    """The code track's summaries (randori.code.metrics) when the store holds code-track results."""
-    if results_dir is None:
-        return []
-    from randori.bench.store import STORE_FILE, Store
-
-    if not (Path(results_dir) / STORE_FILE).exists():
-        return []
-    with Store(results_dir, readonly=True) as store:
-        exists = store.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_results'").fetchone()
-        if not exists:
-            return []
-        from randori.code.metrics import summarize as summarize_code
-        from randori.code.store import CodeStore
-
-        return summarize_code(CodeStore(store).rows())
-
-
-def code_tables(results_dir: Any, summaries: list[dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Code track, flat for export: pass rates per (configuration, round) and per (configuration, CWE).
-    A rate with no data is {rate: None, ..., n: 0}, so every row has the same columns."""
-    summaries = code_summaries(results_dir) if summaries is None else summaries
-    rounds, cwes = [], []
-    for s in summaries:
-        config = {k: s[k] for k in _CODE_CONFIG}
-        for r in s["per_round"]:
-            rounds.append({**config, "round": r["round"], "tasks": r["tasks"], "errors": s["errors"],
-                           **{k: r.get(k) or _NO_RATE for k in _ROUND_RATES}})
-        for cwe, c in s["per_cwe"].items():
-            cwes.append({**config, "cwe": cwe, "tasks": c["tasks"], **{k: c.get(k) or _NO_RATE for k in _CWE_RATES}})
-    return {"code_rounds": rounds, "code_cwe": cwes}
-
-
-def code_section(tables: dict[str, list[dict[str, Any]]],
-                 summaries: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """The HTML report's code-track section: tables and figures, or None when there is no data."""
-    from randori.bench import figures as figs
-
-    rounds, cwes = tables.get("code_rounds") or [], tables.get("code_cwe") or []
-    if not rounds:
-        return None
-
-    def config(r: dict[str, Any]) -> str:
-        return (f"{r['dataset']}@{r['dataset_version']} · {r['model']} · prompt {r['prompt']}"
-                + (" · fuzz" if r["fuzz"] else "") + f" · {r['analyzers']}")
-
-    round_table = {"title": "Pass rates per repair round (round 0 = first answer)", "collapsed": False,
-                   "columns": ["configuration", "round", "tasks", "parses", "functional", "security",
-                               "func-sec@1 (both)", "static findings", "errors"],
-                   "rows": [[config(r), r["round"], r["tasks"], r["parses"], r["functional"], r["security"],
-                             r["func_sec"], r["static_flagged"], r["errors"]] for r in rounds]}
-    cwe_table = {"title": "Per CWE: round 0 and after repair", "collapsed": len(cwes) > 12,
-                 "columns": ["configuration", "CWE", "tasks", "func-sec@1 round 0", "func-sec@1 final",
-                             "security round 0", "security final", "Bandit flagged round 0"],
-                 "rows": [[config(c), c["cwe"], c["tasks"], c["func_sec_round0"], c["func_sec_final"],
-                           c["security_round0"], c["security_final"], c["bandit_flagged_round0"]] for c in cwes]}
-    drawn = [figs.code_rounds(rounds, config), figs.code_per_cwe(cwes, config)]
-    return {"tables": [round_table, cwe_table] if cwes else [round_table], "figures": [f for f in drawn if f],
-            "notes": _code_notes(summaries or [])}
-
-
-def _code_notes(summaries: list[dict[str, Any]]) -> list[str]:
-    """One line per configuration on what the tables do not show: Bandit against the tests, repair."""
-    notes = []
-    for s in summaries:
-        name = f"{s['label']} · {s['model']} · prompt {s['prompt']}"
-        ag, rep = s["bandit_agreement_round0"], s["repair"]
-        text = (f"{name}: {s['tasks']} tasks, {s['errors']} errors; "
-                f"repair fixed {rep['fixed']} and broke {rep['broken']}.")
-        if ag["n"]:
-            text += (f" Bandit against the security tests (round 0, {ag['n']} samples): agreement "
-                     f"{100 * ag['agreement']:.0f}%, flagged and insecure {ag['flagged_and_insecure']}, flagged but "
-                     f"secure {ag['flagged_but_secure']}, missed insecure {ag['missed_insecure']}.")
-        notes.append(text)
-    return notes

@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
-import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from randori.agents.agent import BUILTIN, AgentSpec
-from randori.agents.defenses import Defense, get_defense
-from randori.agents.messages import Message, Trace, Usage
-from randori.agents.models.base import CaseContext, ChatModel
+from randori.agents.defenses import get_defense
+from randori.agents.models.base import ChatModel
 from randori.attacks import Attack, AttackContext, get_attack, model_display_name
 from randori.bench.cases import Case
-from randori.bench.store import CaseResult, Store
-from randori.errors import AgentFailure, FatalModelError, ModelError, UserError
+from randori.bench.casework import AdmitFn as AdmitFn
+from randori.bench.casework import ProgressFn as ProgressFn
+from randori.bench.casework import quiet_gc as quiet_gc
+from randori.bench.casework import run_case as run_case
+from randori.bench.store import Store
+from randori.errors import UserError
 from randori.registry import describe_exception
-from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
 
 if TYPE_CHECKING:
-    from randori.attacks.adaptive import Attacker
+    from randori.bench.executors.base import Executor
 
 
 @dataclass
@@ -105,7 +104,10 @@ def plan(sel: Selection) -> list[Case]:
         uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
         its = _pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks)
         subject = sel.agent.label if sel.agent.external or sel.model is None else sel.model.name
-        knowledge: dict[str, Any] = {"user_name": suite.user_name, "model_name": model_display_name(subject),
+        # An external agent is known to the attacker by its declared name (--agent-version), never by its
+        # command line: where it is installed must not change the attack.
+        known_as = (sel.agent.version or "") if sel.agent.external else subject
+        knowledge: dict[str, Any] = {"user_name": suite.user_name, "model_name": model_display_name(known_as),
                      "tools": tuple(t.name for t in suite.tools)}
         initial = suite.load_env() if attacks else None
         for defense in defenses:
@@ -187,228 +189,25 @@ def _pick(suite: TaskSuite[Any], what: str, table: dict[str, Any], wanted: Seque
     return [w for w in wanted if w in table] if wanted else list(table)
 
 
-@dataclass
-class _Outcome:
-    """One run of the agent on one case (an adaptive attack makes several)."""
-
-    trace: Trace
-    defense: Defense
-    injections: dict[str, str]
-    pre: Any = None
-    post: Any = None
-    status: str = "ok"
-    error_category: str | None = None
-    error_message: str | None = None
-    utility: bool | None = None
-    attack_succeeded: bool | None = None
-    injection_seen: bool | None = None
-    duration_s: float = 0.0
-    diff: list[dict[str, Any]] | None = None
-
-
-async def _attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, injections: dict[str, str],
-                   defense: Defense, max_steps: int, agent_spec: AgentSpec) -> _Outcome:
-    ut = suite.user_tasks[case.user_task] if case.user_task else None
-    it = suite.injection_tasks[case.injection_task] if case.injection_task else None
-    position = case.placement.get("position", "replace")
-    env = suite.load_env(injections, position)
-    pre = suite.load_env(injections, position)  # a second instance: 4x cheaper than deep-copying the first
-    ctx = CaseContext(suite=suite, env=env, user_task=ut, injection_task=it, injections=injections)
-    tools = suite.case_tools(injections, case.placement.get("descriptions_after", 0))
-    agent = agent_spec.build(model.for_case(ctx) if model is not None else None, suite.tools, suite.system_prompt,
-                             defense, max_steps=max_steps, tool_source=tools if tools.injected else None)
-    prompt = ut.prompt if ut is not None else it.goal  # type: ignore[union-attr]
-    out = _Outcome(trace=Trace(), defense=defense, injections=injections, pre=pre, post=env)
-    t0 = time.perf_counter()
-    try:
-        await agent.run(env, prompt, watch=injections, trace=out.trace)
-        text = out.trace.final_output
-        with settled(pre, env):
-            if case.kind == "injection_only":
-                out.utility = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
-            else:
-                out.utility = ut.utility(text, pre, env, out.trace)  # type: ignore[union-attr]
-            if case.kind == "attacked":
-                out.attack_succeeded = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
-            elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
-                out.attack_succeeded = not out.utility
-            out.diff = state_diff(pre, env)
-        if case.kind in ("attacked", "dos"):
-            out.injection_seen = bool(out.trace.vectors_seen)
-    except FatalModelError:
-        raise
-    except ModelError as e:
-        out.status, out.error_category, out.error_message = "error", e.category, str(e)
-        if e.usage is not None:  # replies received before the request that failed: spent, so counted
-            note = (f"the agent failed ({e}); the tokens it reported before are counted in the usage"
-                    if isinstance(e, AgentFailure) else
-                    f"a follow-up request failed ({e}); the replies before it are counted in the usage")
-            out.trace.messages.append(Message(role="assistant", content="", usage=e.usage, annotations=[note]))
-    except Exception as e:  # a bug in a task or tool must not take the whole run down
-        out.status, out.error_category = "error", "internal"
-        out.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
-    out.duration_s = time.perf_counter() - t0
-    return out
-
-
-async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel | None, *, max_steps: int = 20,
-                   defense: Defense | None = None, attack: Attack | None = None,
-                   attacker: Attacker | None = None, agent: AgentSpec = BUILTIN) -> CaseResult:
-    """Run one case. `defense` and `attack` are prototypes resolved from the case when not given (a
-    run passes them to avoid resolving names per case); `attacker` serves an adaptive attack."""
-    proto = defense if defense is not None else get_defense(case.defense)
-    if attack is None and case.kind == "attacked" and case.attack:
-        attack = get_attack(case.attack)
-    if attack is None or attack.kind != "adaptive":
-        return _result(case, [await _attempt(case, suite, model, dict(case.injections), proto.fresh(), max_steps,
-                                             agent)])
-    if getattr(attack, "searches", False):
-        return await _search(case, suite, model, attack, attacker, proto, max_steps, agent)
-    from randori.attacks.adaptive import Attempt, observable_trace
-
-    own_attacker = None
-    if attacker is None:
-        attacker = own_attacker = attack.make_attacker()  # type: ignore[attr-defined]
-    goal = suite.injection_tasks[case.injection_task].goal  # type: ignore[index]
-    outcomes: list[_Outcome] = []
-    history: list[Attempt] = []
-    injections, used = dict(case.injections), Usage()
-    try:
-        for number in range(1, attack.budget + 1):  # type: ignore[attr-defined]
-            out = await _attempt(case, suite, model, injections, proto.fresh(), max_steps, agent)
-            outcomes.append(out)
-            history.append(Attempt(
-                number=number, text=next(iter(injections.values()), ""), final_output=out.trace.final_output,
-                attack_succeeded=out.attack_succeeded, utility=out.utility, injection_seen=out.injection_seen,
-                observed_trace=observable_trace(out.trace) if attack.sees_trace else "",  # type: ignore[attr-defined]
-                attacker_usage=used))
-            if out.status != "ok" or out.attack_succeeded or number == attack.budget:  # type: ignore[attr-defined]
-                break
-            try:
-                text, used = await attacker.rewrite(goal, history, _context(case))
-            except FatalModelError:
-                raise
-            except ModelError as e:
-                out.status, out.error_category, out.error_message = "error", e.category, f"attacker: {e}"
-                break
-            injections = {v: text for v in case.injections}
-    finally:
-        if own_attacker is not None:
-            await own_attacker.aclose()
-    return _result(case, outcomes, [a.as_dict() for a in history])
-
-
-async def _search(case: Case, suite: TaskSuite[Any], model: ChatModel | None, attack: Attack, attacker: Any,
-                  defense: Defense, max_steps: int, agent: AgentSpec) -> CaseResult:
-    from randori.bench.search import run_search
-
-    own = attacker is None
-    proposer = attack.make_attacker() if own else attacker  # type: ignore[attr-defined]
-    try:
-        return await run_search(case, suite, model, attack, proposer, defense, max_steps,  # type: ignore[arg-type]
-                                agent)
-    finally:
-        if own:
-            await proposer.aclose()
-
-
-def _context(case: Case) -> AttackContext:
-    k = case.attacker_knowledge or {}
-    return AttackContext(vectors=tuple(case.injections), user_name=k.get("user_name"), model_name=k.get("model_name"),
-                         tools=tuple(k.get("tools") or ()), observes=tuple(k.get("observes") or ()))
-
-
-def _result(case: Case, outcomes: list[_Outcome], attempts: list[dict[str, Any]] | None = None) -> CaseResult:
-    """The stored row: the last attempt's outcome, with cost summed over every attempt."""
-    last = outcomes[-1]
-    result = CaseResult(key=case.key, kind=case.kind, suite=case.suite, suite_version=case.suite_version,
-                        user_task=case.user_task, injection_task=case.injection_task, attack=case.attack,
-                        defense=case.defense, model=case.model, settings=case.settings,
-                        repeat=case.repeat, agent=case.agent, agent_version=case.agent_version,
-                        status=last.status, error_category=last.error_category,
-                        error_message=last.error_message, utility=last.utility,
-                        attack_succeeded=last.attack_succeeded, injection_seen=last.injection_seen,
-                        injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None)
-    usage, dusage = Usage(), Usage()
-    for o in outcomes:
-        usage = usage + o.trace.usage
-        dusage = dusage + o.defense.total_usage()
-        result.defense_time_s += o.defense.time_s
-        result.duration_s += o.duration_s
-    result.model_calls, result.input_tokens, result.output_tokens = (
-        usage.model_calls, usage.input_tokens, usage.output_tokens)
-    result.defense_calls, result.defense_input_tokens, result.defense_output_tokens = (
-        dusage.model_calls, dusage.input_tokens, dusage.output_tokens)
-    # issue 17: prompt-cache reads and writes, priced at their own rates
-    result.cached_input_tokens, result.cache_write_tokens = usage.cached_input_tokens, usage.cache_write_tokens
-    result.defense_cached_input_tokens, result.defense_cache_write_tokens = (
-        dusage.cached_input_tokens, dusage.cache_write_tokens)
-    result.detection = _detections(outcomes)
-    if attempts is not None:
-        result.attack_tries = len(attempts)
-        result.attempts = attempts
-    result.messages = [m.model_dump(mode="json", exclude_defaults=True) for m in last.trace.messages]
-    if last.diff is None and last.pre is not None:  # the agent failed before the checks ran
-        last.diff = state_diff(last.pre, last.post)
-    result.diff = last.diff or []
-    return result
-
-
-def _detections(outcomes: list[_Outcome]) -> dict[str, int] | None:
-    """A detector's verdicts on tool outputs, over every try of the case."""
-    found = [d for d in (o.defense.detections() for o in outcomes) if d is not None]
-    return {k: sum(d.get(k, 0) for d in found) for k in found[0]} if found else None
-
-
-# Called with each stored result, or with None for a case left to another run on the same store.
-ProgressFn = Callable[[CaseResult | None], None]
-# Awaited before each case starts (it may wait); False ends the run there (a spend cap), leaving the rest unrun.
-AdmitFn = Callable[[Case], Awaitable[bool]]
-
-
-@contextlib.contextmanager
-def quiet_gc(young: int = 20_000) -> Iterator[None]:
-    """Keep the cyclic garbage collector out of a run's way, then restore it.
-
-    Everything alive at the start (parsed suites, environment templates, tool schemas) is frozen,
-    so full collections stop rescanning it (a quarter of a scripted case's time otherwise). The
-    young-generation threshold rises from 700 to `young` container allocations: a case allocates
-    tens of thousands of short-lived objects that reference counting frees anyway, and at the
-    default the collector ran about 5,000 times per 1,900 cases, about a tenth of the client's CPU
-    and the main source of stalls that delay every call in flight. Cyclic garbage is still
-    collected, only in larger, rarer batches."""
-    import gc
-
-    old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(max(young, old[0]), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
-
-
 async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel | None,
                     store: Store, run_id: int, *, concurrency: int = 8, max_steps: int = 20,
                     on_result: ProgressFn | None = None, attacker_base_url: str | None = None,
-                    agent: AgentSpec = BUILTIN, admit: AdmitFn | None = None) -> None:
+                    agent: AgentSpec = BUILTIN, admit: AdmitFn | None = None,
+                    executor: Executor | None = None) -> None:
     """Run `cases` (already filtered for resume) and store each as soon as it finishes. Each case is
     claimed in the store first, so a case another live run on the same store has taken is skipped.
-    `admit`, when given, is asked before each case starts; once it refuses, no further case starts."""
-    queue: asyncio.Queue[Case] = asyncio.Queue()
-    for c in cases:
-        queue.put_nowait(c)
-    defenses = {spec: get_defense(spec) for spec in {c.defense for c in cases}}
-    attacks = {spec: get_attack(spec) for spec in {c.attack for c in cases if c.kind == "attacked" and c.attack}}
+    `admit`, when given, is asked before each case starts; once it refuses, no further case starts.
+    `executor` runs the cases (default: in this process; see bench/executors); this process stays
+    the store's only writer."""
+    from randori.bench.executors.base import Driver, RunSpec
+    from randori.bench.executors.inprocess import InProcess
+
+    run = RunSpec(suites, model, max_steps, attacker_base_url, agent, concurrency)
     store.heartbeat(run_id)
     beat = asyncio.create_task(_heartbeat(store, run_id))
     try:
         with quiet_gc():
-            await _run_queue(queue, suites, model, store, run_id, defenses, attacks, concurrency=concurrency,
-                             max_steps=max_steps, on_result=on_result, attacker_base_url=attacker_base_url,
-                             agent=agent, admit=admit)
+            await Driver(cases, executor or InProcess(), store, run_id, on_result, admit).run(run)
     finally:
         beat.cancel()
 
@@ -419,41 +218,3 @@ async def _heartbeat(store: Store, run_id: int) -> None:
     while True:
         await asyncio.sleep(HEARTBEAT_EVERY)
         store.heartbeat(run_id)
-
-
-async def _run_queue(queue: asyncio.Queue[Case], suites: dict[str, TaskSuite[Any]], model: ChatModel | None,
-                     store: Store, run_id: int, defenses: dict[str, Defense], attacks: dict[str, Attack], *,
-                     concurrency: int, max_steps: int, on_result: ProgressFn | None,
-                     attacker_base_url: str | None, agent: AgentSpec, admit: AdmitFn | None = None) -> None:
-    attackers = {spec: a.make_attacker(attacker_base_url)  # type: ignore[attr-defined]
-                 for spec, a in attacks.items() if a.kind == "adaptive"}
-
-    async def worker() -> None:
-        while True:
-            try:
-                case = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            if admit is not None and not await admit(case):
-                return
-            if not store.claim(run_id, case.key):
-                if on_result is not None:
-                    on_result(None)
-                continue
-            res = await run_case(case, suites[case.suite], model, max_steps=max_steps,
-                                 defense=defenses[case.defense],
-                                 attack=attacks.get(case.attack) if case.attack else None,
-                                 attacker=attackers.get(case.attack) if case.attack else None, agent=agent)
-            store.add(run_id, [res])
-            if on_result is not None:
-                on_result(res)
-
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, queue.qsize())))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        for a in attackers.values():
-            await a.aclose()

@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from randori.agents.agent import BUILTIN, AgentSpec
 from randori.agents.defenses import Defense
-from randori.agents.messages import Usage
 from randori.attacks.adaptive import observable_trace
 from randori.attacks.score import score_try
 from randori.attacks.search import Candidate, Proposer, Search, _key
+from randori.bench.attempt import attack_context, attempt, case_result
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult
 from randori.errors import FatalModelError, ModelError
 from randori.tasks.suite import TaskSuite
+from randori.vocabulary import Usage
 
 if TYPE_CHECKING:
     from randori.agents.models.base import ChatModel
@@ -26,19 +27,17 @@ if TYPE_CHECKING:
 
 async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel | None, attack: Search, proposer: Proposer,
                      defense: Defense, max_steps: int, agent: AgentSpec = BUILTIN) -> CaseResult:
-    from randori.bench.runner import _attempt, _context, _result
-
     it = suite.injection_tasks[case.injection_task]  # type: ignore[index]
     goal_calls = it.ground_truth(suite.load_env())
     ut = suite.user_tasks[case.user_task]  # type: ignore[index]
     user_calls = ut.ground_truth(suite.load_env())
-    context = _context(case)
+    context = attack_context(case)
     outcomes: list[Any] = []
     tries: list[Candidate] = []
     tried: set[str] = set()
 
     async def run(strategy: str, parent: int | None, injections: dict[str, str], usage: Usage) -> Any:
-        out = await _attempt(case, suite, model, injections, defense.fresh(), max_steps, agent)
+        out = await attempt(case, suite, model, injections, defense.fresh(), max_steps, agent)
         outcomes.append(out)
         tried.add(_key(injections))
         score = score_try(out.trace, attack_succeeded=out.attack_succeeded, injection_seen=out.injection_seen,
@@ -67,4 +66,4 @@ async def run_search(case: Case, suite: TaskSuite[Any], model: ChatModel | None,
             usage = Usage()  # a generation's attacker cost is booked on its first try
             if out.status != "ok" or out.attack_succeeded or len(tries) >= attack.budget:
                 break
-    return _result(case, outcomes, [c.as_dict() for c in tries])
+    return case_result(case, outcomes, [c.as_dict() for c in tries])

@@ -81,7 +81,9 @@ CREATE TABLE IF NOT EXISTS cases (
   defense_cache_write_tokens INTEGER NOT NULL DEFAULT 0,
   agent TEXT NOT NULL DEFAULT 'builtin',
   agent_version TEXT,
-  detection TEXT
+  detection TEXT,
+  attack_attempted INTEGER,
+  attack_blocked INTEGER
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
 -- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
@@ -111,7 +113,9 @@ ADDED_COLUMNS = {
               "defense_cache_write_tokens": "INTEGER NOT NULL DEFAULT 0",
               "agent": "TEXT NOT NULL DEFAULT 'builtin'", "agent_version": "TEXT",
               # A detector's verdicts per tool output (JSON; see CaseResult.detection).
-              "detection": "TEXT"},
+              "detection": "TEXT",
+              # How far an attack got (randori.tasks.attempts); NULL in rows stored before: unknown.
+              "attack_attempted": "INTEGER", "attack_blocked": "INTEGER"},
     "traces": {"attempts": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -163,6 +167,10 @@ class CaseResult:
     # Detector-type defenses: tool outputs judged, by whether they held injected text and whether the
     # defense flagged them (randori.agents.defenses.base.DETECTION_KEYS); None for other defenses.
     detection: dict[str, int] | None = None
+    # Attacked cases: the agent made a call the attacker's goal needs with a value the attacker chose
+    # (whatever became of it), and a defense stopped such a call. None: unknown or not applicable.
+    attack_attempted: bool | None = None
+    attack_blocked: bool | None = None
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
@@ -184,7 +192,7 @@ def _default(decl: str) -> Any:
 def _pack(obj: Any, secrets: list[str] | None = None) -> bytes:
     text = json.dumps(obj, ensure_ascii=False)
     if secrets:
-        text = scrub_secrets(text, secrets, fragments=False)
+        text = scrub_secrets(text, secrets)
     return zlib.compress(text.encode(), 3)
 
 
@@ -247,6 +255,7 @@ class Store:
             self.conn = connect_readonly(self.path) if readonly else sqlite3.connect(self.path, isolation_level=None)
         except sqlite3.Error as e:
             raise _explain(self.path, e) from None
+        self._identity = _file_identity(self.path)
         try:
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA busy_timeout=10000")
@@ -260,6 +269,13 @@ class Store:
             if isinstance(e, sqlite3.Error):
                 raise _explain(self.path, e) from None
             raise
+
+    def _check_still_there(self) -> None:
+        """SQLite goes on writing into a store file that was deleted or replaced under it, and the
+        cases would be lost without a word: stop instead."""
+        if _file_identity(self.path) != self._identity:
+            raise StoreError(f"{self.path} was deleted or replaced during the run; stopping (the cases "
+                             "of this run since then are lost: run again to redo them)")
 
     def _prepare(self) -> None:
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -375,6 +391,7 @@ class Store:
     def add(self, run_id: int, results: list[CaseResult]) -> None:
         """Store finished cases in one transaction (and release their claims). A retried error case
         replaces its old row. Secrets are scrubbed from every text that is stored."""
+        self._check_still_there()
         now = time.time()
         secrets = secret_values()
         with self.conn:
@@ -474,6 +491,14 @@ def _make_dir(path: Path, create: bool) -> None:
         raise StoreError(f"cannot create the results directory {path}: {e.strerror}") from None
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def connect_readonly(path: Path) -> sqlite3.Connection:
     """A connection that can only read `path` (and works in a directory we may not write to)."""
     uri = path.resolve().as_uri()
@@ -481,12 +506,12 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
-    except sqlite3.OperationalError as e:
+    except sqlite3.OperationalError:
         conn.close()
-        if "unable to open" not in str(e):
-            raise
     # A WAL store in a directory we may not write to: SQLite cannot create its shared-memory file
-    # there. Immutable mode reads the file as it is (a run writing into it meanwhile is not seen).
+    # there ("unable to open", or "readonly database" when it cannot even read the WAL index).
+    # Immutable mode reads the file as it is (a run writing into it meanwhile is not seen); a file
+    # that cannot be read at all fails there with its own message.
     return sqlite3.connect(f"{uri}?immutable=1", uri=True)
 
 

@@ -1,10 +1,12 @@
-"""Plain-text layout for terminals of any width: aligned columns and word-boundary wrapping."""
+"""Plain-text layout for terminals of any width: aligned columns, word-boundary wrapping, costs;
+and the command a printed hint names, as this shell reaches randori."""
 
 from __future__ import annotations
 
 import shutil
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def terminal_width(default: int = 80) -> int:
@@ -26,3 +28,42 @@ def wrap(text: str, width: int, indent: str = "", more: str | None = None) -> st
     return "\n".join(textwrap.wrap(text, max(20, width), initial_indent=indent,
                                    subsequent_indent=more if more is not None else indent + "  ",
                                    break_on_hyphens=False, break_long_words=False)) or indent.rstrip()
+
+
+def fmt_cost(cost: float | None) -> str:
+    """USD with enough digits to tell cheap runs apart; "-" when a model has no price."""
+    if cost is None:
+        return "-"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+def command_name() -> str:
+    """How the user reaches randori: `randori` when that is on PATH and is this program, else the
+    path they ran (relative to the current directory when it is under it), or `python -m randori`."""
+    import os
+    import shutil
+    import sys
+
+    argv0 = Path(sys.argv[0])
+    if argv0.name != "randori":  # python -m randori
+        return f"{shell_quote(_near(sys.executable))} -m randori"
+    found = shutil.which("randori")
+    if found and os.path.samefile(found, argv0):
+        return "randori"
+    return shell_quote(_near(str(argv0)))
+
+
+def _near(path: str) -> str:
+    """`path` relative to the current directory when it is under it (symbolic links kept: a
+    virtual environment's python is a link that must stay one)."""
+    import os
+
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full)
+    return rel if not rel.startswith("..") else full
+
+
+def shell_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

@@ -45,7 +45,7 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REC, MS_PRIVATE = 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 RESULT_FD = 1000  # far from the low fds tests are likely to touch
@@ -139,11 +139,28 @@ def _populate_workdir(job: dict, work: str, fixture_fd: int | None) -> None:
         if not os.path.lexists(dest):
             os.symlink(target, dest)
     uid = job.get("uid")
-    if uid is not None:
-        for root, dirs, files in os.walk(work):
+    dirs_seen, files_seen = [], []
+    for root, dirs, files in os.walk(work):
+        dirs_seen.append(root)
+        files_seen += [os.path.join(root, n) for n in files if not os.path.islink(os.path.join(root, n))]
+        if uid is not None:
             os.lchown(root, uid, uid)
             for name in dirs + files:
                 os.lchown(os.path.join(root, name), uid, uid)
+    # The task's files, which tests read: read-only for the code (see `_protect_fixtures`).
+    job["fixture_dirs"], job["fixture_files"] = dirs_seen, files_seen
+
+
+def _protect_fixtures(job: dict) -> None:
+    """In the code's own mount namespace, make the task's files read-only and its folders
+    immovable: a folder that is a mount point cannot be renamed or removed, and a file bound
+    read-only cannot be written, replaced, renamed, removed or chmod-ed. The code may still add
+    files of its own; the judge, in another mount namespace, sees the same files writable."""
+    for d in job.get("fixture_dirs") or []:  # folders first: a later folder bind would hide file binds
+        _mount(d, d, None, MS_BIND)
+    for f in job.get("fixture_files") or []:
+        _mount(f, f, None, MS_BIND)
+        _mount(None, f, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _join_cgroup() -> bool:
@@ -179,6 +196,35 @@ def _limit_memory(job: dict) -> bool:
 
 
 _IN_CGROUP = False
+CANDIDATE_CGROUP = os.path.join(CGROUP_MOUNT, "cand")
+
+
+def _candidate_cgroup(job: dict) -> bool:
+    """Open the code's own cgroup (below the fork server's) for this job: `join_fd` for the code's
+    first process to enter, `peak_fd` for the judge to read the tree's peak memory from. The peak
+    is reset first (one job at a time per fork server)."""
+    if not _IN_CGROUP or not os.path.isdir(CANDIDATE_CGROUP):
+        return False
+    v1 = os.path.join(CANDIDATE_CGROUP, "memory.max_usage_in_bytes")
+    v2 = os.path.join(CANDIDATE_CGROUP, "memory.peak")
+    try:
+        if os.path.exists(v1):
+            peak = os.open(v1, os.O_RDWR | os.O_CLOEXEC)
+            os.write(peak, b"0")
+        elif os.path.exists(v2):
+            peak = os.open(v2, os.O_RDWR | os.O_CLOEXEC)
+            os.write(peak, b"reset")  # per-descriptor reset (Linux 6.12+); an older kernel refuses it
+        else:
+            return False
+    except OSError:
+        return False
+    try:
+        job["join_fd"] = os.open(os.path.join(CANDIDATE_CGROUP, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        os.close(peak)
+        return False
+    job["peak_fd"] = peak
+    return True
 
 
 # -- the two processes that run code ------------------------------------------------------------
@@ -204,7 +250,10 @@ def _restrict(job: dict, *, judge: bool) -> None:
 
     lim = job["limits"]
     mb = 1024 * 1024
-    for res, value in ((resource.RLIMIT_CPU, int(lim["cpu_s"])),
+    # The CPU rlimit is a backstop per process at the supervisor's longest deadline (four times the
+    # limit, given back time spent waiting for a CPU): on a loaded machine the run must end as a
+    # timeout the supervisor sees, not as a process killed mid-test by SIGXCPU.
+    for res, value in ((resource.RLIMIT_CPU, 4 * int(lim["cpu_s"])),
                        (resource.RLIMIT_AS, int(lim["memory_mb"]) * mb),
                        (resource.RLIMIT_FSIZE, int(lim["fsize_mb"]) * mb),
                        (resource.RLIMIT_NOFILE, 256),
@@ -288,7 +337,7 @@ def _finish(code: int) -> None:
     os._exit(code)
 
 
-JUDGE_STREAM_FD, JUDGE_PEER_FD, CANDIDATE_FD, JUDGE_PID_FD = 1001, 1002, 1003, 1004
+JUDGE_STREAM_FD, JUDGE_PEER_FD, CANDIDATE_FD, JUDGE_PID_FD, JUDGE_PEAK_FD = 1001, 1002, 1003, 1004, 1005
 
 
 def _judge(job: dict, out_w: int, res_w: int, stream_fd: int, peer_fd: int | None) -> None:
@@ -299,6 +348,8 @@ def _judge(job: dict, out_w: int, res_w: int, stream_fd: int, peer_fd: int | Non
         if peer_fd is not None:
             keep[peer_fd] = JUDGE_PEER_FD
             keep[job["pid_fd"]] = JUDGE_PID_FD
+            if job.get("peak_fd") is not None:
+                keep[job["peak_fd"]] = JUDGE_PEAK_FD
         _enter(job, out_w, keep)
         _restrict(job, judge=True)
         _set_environment(job, judge=True)
@@ -312,7 +363,8 @@ def _judge(job: dict, out_w: int, res_w: int, stream_fd: int, peer_fd: int | Non
             judge.run_setup(job)
             judge.run_shared(job, _emit)
         else:
-            cand = judge.Candidate(JUDGE_PEER_FD, JUDGE_PID_FD)
+            cand = judge.Candidate(JUDGE_PEER_FD, JUDGE_PID_FD,
+                                   JUDGE_PEAK_FD if job.get("peak_fd") is not None else None)
             try:
                 judge.run_setup(job)
             except BaseException as e:
@@ -348,7 +400,11 @@ def _nest(job: dict, out_w: int, sock: int) -> None:
     Never returns."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if job.get("join_fd") is not None:
+            # The code's whole process tree is born in a memory cgroup of its own: its peak is the tree's.
+            os.write(job["join_fd"], b"0")
         _unshare(CLONE_NEWNS)
+        _protect_fixtures(job)
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         worker = os.fork()
         if worker == 0:
@@ -469,6 +525,26 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
+def _waited_for_cpu(namespaces: bool) -> float:
+    """The longest time any thread of this run has spent runnable but waiting for a CPU
+    (schedstat's run delay), in seconds. With namespaces our /proc is the one the run's init
+    mounted (we share its mount namespace): every process in it is the run's."""
+    worst = 0
+    pids = [int(e) for e in os.listdir("/proc") if e.isdigit()] if namespaces else _descendants(os.getpid())
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    worst = max(worst, int(f.read().split()[1]))
+            except (OSError, ValueError, IndexError):
+                continue
+    return worst / 1e9
+
+
 def _kill_descendants() -> None:
     me = os.getpid()
     for _ in range(200):
@@ -512,20 +588,23 @@ def _supervise(job: dict, stream_fd: int, fixture_fd: int | None) -> dict:
         job["uid"] = UID_BASE + os.getpid()
     isolation = {"mode": mode, "network": False, "pid_namespace": False, "mount_namespace": False,
                  "readonly_root": False, "root": "host", "seccomp": False, "memory_cgroup": False,
-                 "ipc_limits": False, "uid": job.get("uid"), "verdict_isolation": job["verdict_isolation"]}
+                 "ipc_limits": False, "uid": job.get("uid"), "verdict_isolation": job["verdict_isolation"],
+                 "fixtures_read_only": False}
     namespaces = mode in ("namespaces", "userns")
     if namespaces:
         isolation["memory_cgroup"] = _limit_memory(job)
+        isolation["tree_memory"] = job["verdict_isolation"] != "shared" and _candidate_cgroup(job)
         _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
         isolation.update(network=True, pid_namespace=True, mount_namespace=True, readonly_root=True,
-                         root="built" if job.get("built_root") else "host")
+                         root="built" if job.get("built_root") else "host",
+                         fixtures_read_only=job["verdict_isolation"] != "shared")
         job["namespaces"], job["workdir"] = True, WORK
         job["cwd"] = os.path.join(WORK, job.get("cwd_rel") or "")
     else:
         import tempfile
 
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        base = tempfile.mkdtemp(prefix="randori-sbx-")
+        base = tempfile.mkdtemp(prefix=f"randori-sbx-{os.getpid()}-")  # the pid: swept if we are killed
         job["workdir"] = os.path.join(base, "work")
         job["cwd"] = os.path.join(job["workdir"], job.get("cwd_rel") or "")
         job["namespaces"] = False
@@ -555,8 +634,14 @@ def _supervise(job: dict, stream_fd: int, fixture_fd: int | None) -> dict:
     except (AttributeError, OSError):
         pidfd = None
     watch = [fd for fd in (pidfd, out_r, res_r) if fd is not None]
+    # The limit is on the run's own time: time its processes spent waiting for a CPU on a loaded
+    # machine is given back (up to three times the limit), so load does not turn a verdict into a timeout.
+    hard_deadline = t0 + 4 * float(job["limits"]["wall_s"])
     while True:
         remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            deadline = min(hard_deadline, t0 + float(job["limits"]["wall_s"]) + _waited_for_cpu(namespaces))
+            remaining = deadline - time.perf_counter()
         if remaining <= 0:
             status = "timeout"
             os.kill(child, signal.SIGKILL)

@@ -4,8 +4,11 @@ A small classic-BPF program, built here and installed with prctl(2), refuses (EP
 calls that tested code never needs and that widen what it can reach: mounting and pivoting,
 ptrace and cross-process memory access, kernel keyrings, BPF, perf events, module loading, kexec,
 reboot and clock setting, new namespaces (`unshare`, `setns`, and `clone` with any CLONE_NEW* flag),
-io_uring (its operations would bypass this filter), userfaultfd, file handles, and `memfd_create`
-(anonymous memory files would get around the memory limit where no memory cgroup exists).
+io_uring (its operations would bypass this filter), userfaultfd, file handles, `memfd_create`
+(anonymous memory files would get around the memory limit where no memory cgroup exists),
+`modify_ldt` and `personality` (old kernel surface: segment tables, execution domains). Sockets of
+any family but Unix, IPv4, IPv6 and netlink (which the C library's resolver uses) are refused with
+EAFNOSUPPORT: no AF_VSOCK (a VM's host services), AF_PACKET, AF_ALG, Bluetooth, ....
 `clone3` answers ENOSYS, so the C library falls back to `clone`, whose flags the filter can read.
 
 Hand-built rather than through libseccomp: the program is a dozen lines of logic, the Python
@@ -42,9 +45,13 @@ DENIED_X86_64 = {
     "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
     "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "mount_setattr": 442, "memfd_secret": 447,
+    "modify_ldt": 154, "personality": 135,
 }
 CLONE_X86_64 = 56
 CLONE3_X86_64 = 435
+SOCKET_X86_64, SOCKETPAIR_X86_64 = 41, 53
+# AF_UNIX, AF_INET, AF_INET6, AF_NETLINK.
+ALLOWED_FAMILIES = (1, 2, 10, 16)
 
 # Classic BPF opcodes.
 LD_W_ABS = 0x20
@@ -63,28 +70,8 @@ def program() -> bytes | None:
     if platform.machine() not in ("x86_64", "amd64"):
         return None
     deny = RET_ERRNO | errno.EPERM
-    denied = sorted(DENIED_X86_64.values())
-    # Layout: arch check, load nr, x32 check, one JEQ per denied call (jumping to the shared DENY),
-    # clone3 -> ENOSYS, clone -> flag check, allow.
-    body: list[tuple[int, int, int, int]] = []
-    n_deny = len(denied)
-    # Instruction indexes of the tail, counted from the start of the per-call checks.
-    # tail: [0] JEQ clone3, [1] JEQ clone, [2] RET ALLOW, [3] RET ENOSYS, [4] LD arg0, [5] JSET, [6] RET ALLOW,
-    #       [7] RET DENY
-    for i, nr in enumerate(denied):
-        to_deny = (n_deny - i - 1) + 7
-        body.append((JEQ_K, to_deny, 0, nr))
-    tail = [
-        (JEQ_K, 2, 0, CLONE3_X86_64),
-        (JEQ_K, 2, 0, CLONE_X86_64),
-        (RET_K, 0, 0, RET_ALLOW),
-        (RET_K, 0, 0, RET_ERRNO | errno.ENOSYS),
-        (LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0] (the clone flags)
-        (JSET_K, 1, 0, CLONE_NEW_FLAGS),
-        (RET_K, 0, 0, RET_ALLOW),
-        (RET_K, 0, 0, deny),
-    ]
-    head = [
+    # (opcode, jump-if-true label, jump-if-false label, k); a label is a name defined below, or 0.
+    code: list[tuple[int, str | int, str | int, int]] = [
         (LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
         (JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
         (RET_K, 0, 0, deny),
@@ -92,7 +79,42 @@ def program() -> bytes | None:
         (JGE_K, 0, 1, X32_SYSCALL_BIT),
         (RET_K, 0, 0, deny),
     ]
-    return b"".join(_insn(*i) for i in head + body + tail)
+    code += [(JEQ_K, "deny", 0, nr) for nr in sorted(DENIED_X86_64.values())]
+    code += [
+        (JEQ_K, "enosys", 0, CLONE3_X86_64),
+        (JEQ_K, "clone", 0, CLONE_X86_64),
+        (JEQ_K, "socket", 0, SOCKET_X86_64),
+        (JEQ_K, "socket", 0, SOCKETPAIR_X86_64),
+        (RET_K, 0, 0, RET_ALLOW),
+    ]
+    labels: dict[str, int] = {}
+
+    def label(name: str) -> None:
+        labels[name] = len(code)
+
+    label("enosys")
+    code.append((RET_K, 0, 0, RET_ERRNO | errno.ENOSYS))
+    label("clone")
+    code += [(LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0]: the clone flags
+             (JSET_K, "deny", 0, CLONE_NEW_FLAGS),
+             (RET_K, 0, 0, RET_ALLOW)]
+    label("socket")
+    code.append((LD_W_ABS, 0, 0, 16))  # args[0]: the address family
+    code += [(JEQ_K, "allow", 0, family) for family in ALLOWED_FAMILIES]
+    code.append((RET_K, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT))
+    label("allow")
+    code.append((RET_K, 0, 0, RET_ALLOW))
+    label("deny")
+    code.append((RET_K, 0, 0, deny))
+
+    def offset(at: int, target: str | int) -> int:
+        if isinstance(target, int):
+            return target
+        jump = labels[target] - at - 1
+        assert 0 <= jump < 256, "classic BPF jumps forward by at most 255"
+        return jump
+
+    return b"".join(_insn(op, offset(i, jt), offset(i, jf), k) for i, (op, jt, jf, k) in enumerate(code))
 
 
 def install() -> bool:

@@ -4,11 +4,20 @@ The tests (the judge) and the code under test (the candidate) live in different 
 value that crosses between them is turned into JSON by the sender and rebuilt by the receiver from
 that JSON alone, so the receiver only ever holds objects of its own making: str, bytes, numbers,
 bool, None, lists, tuples, dicts, sets, a few standard value types (dates, decimals, paths, TLS
-settings), exceptions rebuilt as their builtin class, and two stand-ins made here: `Opaque` for any
-other object (equal only to itself, no truth value) and `RemoteCallable` for a function the
-candidate returned. An object with a permissive `__eq__`, `__hash__` or `__bool__` therefore never
-takes part in a comparison on the judge's side: what the candidate's encoder writes is data, and
-the decoder builds nothing else.
+settings), exceptions rebuilt as their builtin class, and stand-ins made here.
+
+Any other object of the candidate's (a function, a Flask app, its test client, a response) reaches
+the judge as a `RemoteObject`: a proxy whose attribute reads, calls, item access, iteration,
+`with` and `str()` are requests that cross as data and whose answers are decoded the same way, so
+a response's `status_code` arrives as a plain int and every comparison is made in the judge on
+plain values. A proxy is equal only to itself and has no truth value, so an object with a
+permissive `__eq__`, `__hash__` or `__bool__` never takes part in a comparison: what the
+candidate's encoder writes is data, and the decoder builds nothing else. A dict read as an
+attribute (a Flask app's `config`, a session) arrives as a `RemoteDict`: a plain dict copy whose
+writes are also sent back. A proxy handed back to the candidate arrives there as the original
+object. An object or function the tests made themselves reaches the candidate as a record of its
+attributes, its functions as callbacks the judge runs; a library object of the judge's (a
+`BytesIO`) as a pickle the candidate unpickles (only ever on its side); anything else as `Opaque`.
 
 Messages are length-prefixed (4 bytes, big-endian). A receiver refuses a message above its cap
 without reading it, so a flooding sender costs nothing but a failed call.
@@ -25,7 +34,6 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 MAX_DEPTH = 100
@@ -91,15 +99,28 @@ _PLAIN_SUBCLASS_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple
 
 
 class Encoder:
-    """Objects -> JSON-able data. `handles` keeps callables the receiver may call back."""
+    """Objects -> JSON-able data. With `handles` (the candidate's side), objects that are not plain
+    data are kept there and sent as references the receiver reaches through a proxy."""
 
-    def __init__(self, handles: list[Any] | None = None):
+    def __init__(self, handles: list[Any] | None = None, callbacks: list[Any] | None = None):
         self.handles = handles
+        # The judge's side: functions of the tests' own the candidate may call back.
+        self.callbacks = callbacks
+
+    def with_ref(self, v: Any) -> Any:
+        """A dict also sent as a reference, so the receiver's writes reach the original."""
+        data = self(v)
+        if self.handles is not None and isinstance(v, dict) and type(data) is dict and data.get("$") == "dict":
+            self.handles.append(v)
+            data["ref"] = len(self.handles) - 1
+        return data
 
     def __call__(self, v: Any, depth: int = 0) -> Any:
         t = type(v)
         if v is None or t is bool or t is str:
             return v
+        if t is RemoteObject or t is RemoteDict:
+            return {"$": "handle", "id": v._ref}
         if t is int:
             return v if -(1 << 63) <= v < (1 << 63) else {"$": "int", "v": format(v, "x")}
         if t is float:
@@ -126,10 +147,51 @@ class Encoder:
             if isinstance(v, base):
                 # A namedtuple crosses as a tuple, an OrderedDict as a dict, an IntEnum as an int.
                 return self(_as_base(base, v), depth)
-        if callable(v) and self.handles is not None:
-            self.handles.append(v)
-            return {"$": "callable", "id": len(self.handles) - 1, "name": _type_name(v, own=True)}
+        if self.handles is not None:
+            return self._ref(v)
+        if self.callbacks is not None:
+            if _of_tests(v):
+                return self._record(v, d)
+            return self._pickled(v)
         return self._opaque(v)
+
+    def _pickled(self, v: Any) -> Any:
+        """A library object of the judge's (a `BytesIO`, a request object) for the candidate, which
+        unpickles its own copy: pickle runs there, never here, so it can only affect the code."""
+        import pickle
+
+        try:
+            data = pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            return self._opaque(v, "cannot be copied to the code's process")
+        if len(data) > MESSAGE_CAP // 2:
+            return self._opaque(v, "too large to copy to the code's process")
+        return {"$": "pickled", "type": _type_name(v), "v": base64.b64encode(data).decode("ascii")}
+
+    def _record(self, v: Any, depth: int) -> Any:
+        """An object or function the tests made, sent as what it holds: plain attributes as data,
+        its functions as callbacks into the judge (which runs them, as test code, on plain data)."""
+        assert self.callbacks is not None
+        if callable(v) and not isinstance(v, type):
+            self.callbacks.append(v)
+            return {"$": "callback", "id": len(self.callbacks) - 1, "name": _type_name(v, own=True)}
+        attrs: dict[str, Any] = {}
+        for klass in reversed(type(v).__mro__[:-1]):
+            attrs.update({k: getattr(v, k) for k in vars(klass) if not k.startswith("__")})
+        attrs.update({k: x for k, x in getattr(v, "__dict__", {}).items() if not k.startswith("__")})
+        return {"$": "record", "class": cap_text(type(v).__name__, 100),
+                "v": [[k, self(x, depth)] for k, x in attrs.items()]}
+
+    def _ref(self, v: Any) -> Any:
+        assert self.handles is not None
+        self.handles.append(v)
+        t = type(v)
+        module, qualname = getattr(t, "__module__", "?"), getattr(t, "__qualname__", "?")
+        mro = [[c.__module__, c.__qualname__] for c in t.__mro__[:12]
+               if type(getattr(c, "__module__", None)) is str and type(getattr(c, "__qualname__", None)) is str]
+        return {"$": "ref", "id": len(self.handles) - 1, "callable": callable(v),
+                "module": module if type(module) is str else "?",
+                "qualname": qualname if type(qualname) is str else "?", "mro": mro, "repr": self._opaque(v)["repr"]}
 
     def _special(self, v: Any, depth: int) -> Any:
         mod = type(v).__module__
@@ -163,6 +225,14 @@ class Encoder:
         if type(text) is not str:
             text = "<unprintable>"
         return {"$": "object", "type": _type_name(v), "repr": cap_text(text, 200), "why": why}
+
+
+def _of_tests(v: Any) -> bool:
+    """Made by the tests' own code (their namespace is the module `tests`)."""
+    if isinstance(v, type):
+        return False
+    owner = getattr(v, "__func__", v) if callable(v) else type(v)
+    return getattr(owner, "__module__", None) == "tests"
 
 
 def _as_base(base: type, v: Any) -> Any:
@@ -230,19 +300,169 @@ class Opaque:
                         "crosses the sandbox boundary")
 
 
-class RemoteCallable:
-    """A function the code under test returned; calling it calls it there, with plain data."""
+class RemoteObject:
+    """An object of the code under test, reached through `peer` (the judge's end of the channel).
 
-    __slots__ = ("_call", "_id", "name")
+    Every operation is a request; every answer is decoded from data. Equal only to itself, no
+    truth value. `isinstance` sees the judge's own class of the same name from a library the
+    judge has imported (a `flask.Response`), never a builtin one."""
 
-    def __init__(self, call: Callable[..., Any], handle: int, name: str):
-        self._call, self._id, self.name = call, handle, name
+    __slots__ = ("_peer", "_ref", "_module", "_qualname", "_text", "_callable", "_mro", "__weakref__")
+
+    def __init__(self, peer: Any, ref: int, module: str, qualname: str, text: str, is_callable: bool,
+                 mro: tuple[tuple[str, str], ...] = ()):
+        for k, v in (("_peer", peer), ("_ref", ref), ("_module", module), ("_qualname", qualname), ("_text", text),
+                     ("_callable", is_callable), ("_mro", mro or ((module, qualname),))):
+            object.__setattr__(self, k, v)
+
+    def _op(self, name: str, *args: Any) -> Any:
+        return self._peer.remote({"op": "special", "handle": self._ref, "name": name}, args)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # protocol probes (copy, pickle, numpy) are not the code's attributes
+        return self._peer.remote({"op": "getattr", "handle": self._ref, "name": name}, ())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._peer.remote({"op": "setattr", "handle": self._ref, "name": name}, (value,))
+
+    def __delattr__(self, name: str) -> None:
+        self._op("delattr", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._call(self._id, args, kwargs)
+        return self._peer.remote({"op": "call", "handle": self._ref}, args, kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._op("getitem", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._op("setitem", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._op("delitem", key)
+
+    def __len__(self) -> int:
+        n = self._op("len")
+        if type(n) is not int:
+            raise TypeError("len() of an object of the code under test gave no int")
+        return n
+
+    def __iter__(self) -> Any:
+        items = self._op("iter")
+        if type(items) is not list:
+            raise TypeError("iterating an object of the code under test gave no items")
+        return iter(items)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._op("contains", item) is True
+
+    def __enter__(self) -> Any:
+        return self._op("enter")
+
+    def __exit__(self, *exc: Any) -> None:
+        self._op("exit", len(exc) > 1 and exc[1] is not None)
+        # None: the code under test never decides that a test's exception did not happen
+
+    def __str__(self) -> str:
+        text = self._op("str")
+        return text if type(text) is str else self._text
 
     def __repr__(self) -> str:
-        return f"<function {self.name} of the code under test>"
+        return f"<{self._module}.{self._qualname} object from the code under test: {self._text}>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"{self!r} has no truth value here: compare its plain attributes or results instead")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return _class_for(self._mro)
+
+
+class RemoteDict(dict):
+    """A copy of a dict of the code under test (a Flask config, a session); writes go to both."""
+
+    def __init__(self, items: dict, peer: Any, ref: int):
+        super().__init__(items)
+        self._peer, self._ref = peer, ref
+
+    def _send(self, name: str, *args: Any) -> None:
+        self._peer.remote({"op": "special", "handle": self._ref, "name": name}, args)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._send("setitem", key, value)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._send("delitem", key)
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def clear(self) -> None:
+        for key in list(self):
+            del self[key]
+
+
+_CLASSES: dict[tuple[tuple[str, str], ...], type] = {}
+
+
+def _class_for(mro: tuple[tuple[str, str], ...]) -> type:
+    """A class of the judge's for `isinstance` on a proxy: the judge's own classes named in the
+    object's class hierarchy (a Flask test response is both werkzeug's TestResponse and Flask's
+    Response), or RemoteObject when the judge knows none of them."""
+    made = _CLASSES.get(mro)
+    if made is None:
+        bases: list[type] = []
+        for module, qualname in mro:
+            cls = _library_class(module, qualname)
+            if cls is not None and not any(issubclass(b, cls) for b in bases):
+                bases.append(cls)
+        try:
+            made = bases[0] if len(bases) == 1 else type(mro[0][1].rsplit(".", 1)[-1], tuple(bases), {}) \
+                if bases else RemoteObject
+        except TypeError:  # no consistent order for these bases: the most specific one will do
+            made = bases[0]
+        _CLASSES[mro] = made
+    return made
+
+
+def _library_class(module: str, qualname: str) -> type | None:
+    """The judge's own class of that name, from a library it has already imported; never a
+    builtin one (the candidate names its type itself, so it may claim any name)."""
+    mod = sys.modules.get(module)
+    if mod is None or module in ("builtins", "solution", "__main__", "tests") or module.startswith("_sandbox"):
+        return None
+    obj: Any = mod
+    for part in qualname.split("."):
+        if not part.isidentifier() or part.startswith("_"):
+            return None  # only public names: nothing a module computes on request for odd names
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and not issubclass(obj, _PLAIN_SUBCLASS_BASES) else None
 
 
 _EXC_CLASSES: dict[tuple[str, str, str], type] = {}
@@ -300,7 +520,15 @@ def decode_exception(d: dict) -> BaseException:
     return exc
 
 
-def decode(v: Any, remote: Callable[..., Any] | None = None, depth: int = 0) -> Any:
+def decode(v: Any, remote: Any = None, depth: int = 0, local: list[Any] | None = None,
+           callback: Any = None) -> Any:
+    """Data -> objects of the receiver's making. `remote`: the judge's peer (references become
+    proxies through it); `local`: the candidate's handles (references it made come back as the
+    objects themselves); `callback`: the candidate's maker of functions that call the judge back."""
+    return _decode(v, remote, depth, local, callback)
+
+
+def _decode(v: Any, remote: Any, depth: int, local: list[Any] | None, callback: Any = None) -> Any:
     t = type(v)
     if v is None or t in (bool, str, int, float):
         return v
@@ -308,22 +536,25 @@ def decode(v: Any, remote: Callable[..., Any] | None = None, depth: int = 0) -> 
         raise WireError("value nested too deeply")
     d = depth + 1
     if t is list:
-        return [decode(x, remote, d) for x in v]
+        return [_decode(x, remote, d, local, callback) for x in v]
     if t is not dict:
         raise WireError(f"unexpected {t.__name__} in a message")
     tag = v.get("$")
     x = v.get("v")
     if tag == "tuple":
-        return tuple(decode(i, remote, d) for i in _list(x))
+        return tuple(_decode(i, remote, d, local, callback) for i in _list(x))
     if tag == "dict":
         out = {}
         for pair in _list(x):
             if type(pair) is not list or len(pair) != 2:
                 raise WireError("malformed dict item")
-            out[_hashable(decode(pair[0], remote, d))] = decode(pair[1], remote, d)
+            out[_hashable(_decode(pair[0], remote, d, local, callback))] = _decode(pair[1], remote, d, local, callback)
+        ref = v.get("ref")
+        if remote is not None and type(ref) is int:
+            return RemoteDict(out, remote, ref)
         return out
     if tag in ("set", "frozenset"):
-        items = [_hashable(decode(i, remote, d)) for i in _list(x)]
+        items = [_hashable(_decode(i, remote, d, local, callback)) for i in _list(x)]
         return set(items) if tag == "set" else frozenset(items)
     if tag in ("bytes", "bytearray"):
         raw = base64.b64decode(_str(x), validate=True)
@@ -339,10 +570,39 @@ def decode(v: Any, remote: Callable[..., Any] | None = None, depth: int = 0) -> 
         return decode_exception(v)
     if tag == "object":
         return Opaque(_str(v.get("type", "?")), _str(v.get("repr", "")))
-    if tag == "callable":
+    if tag == "ref":
+        module, qualname, text = _str(v.get("module", "?")), _str(v.get("qualname", "?")), _str(v.get("repr", ""))
         if remote is None:
-            return Opaque(_str(v.get("name", "function")), "a function")
-        return RemoteCallable(remote, int(v.get("id", -1)), _str(v.get("name", "function")))
+            return Opaque(f"{module}.{qualname}", text)
+        ref = v.get("id")
+        if type(ref) is not int:
+            raise WireError("malformed reference")
+        mro = tuple((_str(m), _str(q)) for m, q in map(_pair, _list(v.get("mro") or [])[:12]))
+        return RemoteObject(remote, ref, module, qualname, text, v.get("callable") is True, mro)
+    if tag == "record":
+        if callback is None:
+            return Opaque(_str(v.get("class", "?")), "an object of the tests")
+        return _rebuild(_str(v.get("class", "object")), {_str(k): _decode(x, remote, d, local, callback)
+                                                         for k, x in map(_pair, _list(x))})
+    if tag == "callback":
+        ref = v.get("id")
+        if callback is None or type(ref) is not int:
+            return Opaque(_str(v.get("name", "function")), "a function of the tests")
+        return callback(ref, _str(v.get("name", "function")))
+    if tag == "pickled":
+        if local is None:  # only the candidate's side unpickles: never what the code sent
+            raise WireError("unexpected pickled value")
+        import pickle
+
+        try:
+            return pickle.loads(base64.b64decode(_str(x), validate=True))
+        except Exception:
+            return Opaque(_str(v.get("type", "?")), "an object of the tests that could not be copied here")
+    if tag == "handle":
+        ref = v.get("id")
+        if local is None or type(ref) is not int or not 0 <= ref < len(local):
+            raise WireError("unknown reference")
+        return local[ref]
     return _decode_value_type(tag, x, remote, d)
 
 
@@ -364,7 +624,7 @@ def _decode_value_type(tag: Any, x: Any, remote: Any, depth: int) -> Any:
         import fractions
 
         num, den = _list(x)
-        return fractions.Fraction(decode(num, remote, depth), decode(den, remote, depth))
+        return fractions.Fraction(_decode(num, None, depth, None), _decode(den, None, depth, None))
     if tag == "UUID":
         import uuid
 
@@ -396,6 +656,22 @@ def _ssl_context(x: Any) -> Any:
     ctx.options = ssl.Options(int(x["options"]))
     ctx.verify_flags = ssl.VerifyFlags(int(x["verify_flags"]))
     return ctx
+
+
+def _pair(x: Any) -> tuple[Any, Any]:
+    if type(x) is not list or len(x) != 2:
+        raise WireError("malformed record")
+    return x[0], x[1]
+
+
+def _rebuild(name: str, attrs: dict[str, Any]) -> Any:
+    """The candidate's copy of an object the tests made: a fresh class of that name holding its
+    attributes (functions among them call the judge back)."""
+    cls = type(name if name.isidentifier() else "Record", (), {"__module__": "tests"})
+    obj = cls()
+    for k, x in attrs.items():
+        setattr(obj, k, x)
+    return obj
 
 
 def _list(x: Any) -> list:

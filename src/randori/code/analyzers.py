@@ -3,7 +3,9 @@
 Bandit is a secondary signal here (tests are the security oracle) and a source of repair
 feedback. Two rules are not negotiable: `# nosec` is ignored (a model must not be able to silence
 a finding), and code that does not parse is reported as such — Bandit alone would return no
-issues for it, which would read as "clean".
+issues for it, which would read as "clean". For the same reason code an analyzer could not scan
+(Bandit skips a file it fails on, Semgrep reports an error for it, or the analyzer itself fails) is
+`unscanned`, which counts as flagged: unscanned is not clean.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class StaticReport:
     parse_error: str | None = None
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # "bandit: why" for each analyzer that could not scan the code; counts as flagged.
+    unscanned: list[str] = field(default_factory=list)
 
     def at_least(self, severity: str) -> list[Finding]:
         floor = SEVERITIES.index(severity.upper())
@@ -63,6 +67,9 @@ def parse_check(code: str) -> str | None:
         return f"does not parse: {e.msg} (line {e.lineno})"
     except (ValueError, TypeError) as e:  # e.g. null bytes in the source
         return f"does not parse: {e}"
+    except (RecursionError, MemoryError) as e:
+        # The interpreter cannot compile it either, so it could never run: the sample's failure.
+        return f"does not parse: the compiler gave up ({type(e).__name__}: nested too deeply or too large)"
     return None
 
 
@@ -83,13 +90,17 @@ class BanditAnalyzer:
             from bandit.core import config as b_config
             from bandit.core import manager as _  # noqa: F401  (loads the plugins once, quietly)
 
-        # Bandit logs every skipped file and plugin detail at INFO/WARNING; keep the CLI quiet.
-        logging.getLogger("bandit").setLevel(logging.ERROR)
+        # Bandit logs every skipped file and plugin detail; a skipped file is reported as unscanned.
+        logging.getLogger("bandit").setLevel(logging.CRITICAL)
         # Its plugin loader logs an ERROR for optional formatters that are not installed (sarif).
         logging.getLogger("stevedore.extension").setLevel(logging.CRITICAL)
         self._conf = b_config.BanditConfig()
 
     def analyze_many(self, codes: Sequence[str]) -> list[list[Finding]]:
+        return [found for found, _ in self.scan_many(codes)]
+
+    def scan_many(self, codes: Sequence[str]) -> list[tuple[list[Finding], str | None]]:
+        """(findings, why it was not scanned or None) per sample."""
         from bandit.core import manager as b_manager
 
         with tempfile.TemporaryDirectory(prefix="randori-bandit-") as tmp:
@@ -112,7 +123,8 @@ class BanditAnalyzer:
                     tool="bandit", rule=issue.test_id, cwe=f"CWE-{cwe_id}" if cwe_id else "",
                     severity=_normalize_severity(str(issue.severity)), line=int(issue.lineno),
                     message=issue.text, confidence=str(issue.confidence)))
-            return [sorted(out[p], key=lambda f: (f.line, f.rule)) for p in paths]
+            skipped = {fname: str(why) for fname, why in mgr.get_skipped()}
+            return [(sorted(out[p], key=lambda f: (f.line, f.rule)), skipped.get(p)) for p in paths]
 
 
 def find_semgrep() -> str | None:
@@ -135,12 +147,13 @@ class SemgrepAnalyzer:
     def __init__(self, executable: str | None = None, rules: Path = SEMGREP_RULES, timeout_s: float = 300):
         exe = executable or find_semgrep()
         if exe is None:
-            from randori.errors import UserError
+            from randori.errors import UserError, install_hint
 
-            raise UserError("--semgrep needs semgrep: pip install 'randori[semgrep]' (or set RANDORI_SEMGREP)")
+            raise UserError(f"--semgrep needs semgrep: {install_hint('semgrep')} (or set RANDORI_SEMGREP)")
         self.executable, self.rules, self.timeout_s = exe, rules, timeout_s
 
-    async def analyze_many(self, codes: Sequence[str]) -> list[list[Finding]]:
+    async def analyze_many(self, codes: Sequence[str]) -> tuple[list[list[Finding]], list[str | None]]:
+        """Findings per sample, and per sample why Semgrep could not scan it (None when it did)."""
         with tempfile.TemporaryDirectory(prefix="randori-semgrep-") as tmp:
             paths = []
             for i, code in enumerate(codes):
@@ -166,6 +179,12 @@ class SemgrepAnalyzer:
                 tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
                 raise RuntimeError(f"semgrep failed: {tail[0]}") from None
             found: dict[str, list[Finding]] = {p: [] for p in paths}
+            failed: dict[str, str] = {}
+            for e in data.get("errors", []) or []:
+                where = e.get("path") or (e.get("spans") or [{}])[0].get("file") if isinstance(e, dict) else None
+                if where:
+                    msg = str(e.get("message") or e.get("type") or "error").strip().splitlines()
+                    failed[os.path.join(tmp, os.path.basename(str(where)))] = (msg or ["error"])[0][:200]
             for r in data.get("results", []):
                 meta = r.get("extra", {}).get("metadata", {}) or {}
                 cwe = meta.get("cwe", "")
@@ -179,7 +198,7 @@ class SemgrepAnalyzer:
                     severity=_normalize_severity(str(r.get("extra", {}).get("severity", "INFO"))),
                     line=int(r.get("start", {}).get("line", 0)),
                     message=str(r.get("extra", {}).get("message", "")).strip()))
-            return [sorted(found[p], key=lambda f: (f.line, f.rule)) for p in paths]
+            return [sorted(found[p], key=lambda f: (f.line, f.rule)) for p in paths], [failed.get(p) for p in paths]
 
 
 class SemgrepBatcher:
@@ -187,12 +206,12 @@ class SemgrepBatcher:
 
     def __init__(self, analyzer: SemgrepAnalyzer, window_s: float = 0.5, max_batch: int = 64):
         self.analyzer, self.window_s, self.max_batch = analyzer, window_s, max_batch
-        self._pending: list[tuple[str, asyncio.Future[list[Finding]]]] = []
+        self._pending: list[tuple[str, asyncio.Future[tuple[list[Finding], str | None]]]] = []
         self._timer: asyncio.TimerHandle | None = None
 
-    async def analyze(self, code: str) -> list[Finding]:
+    async def analyze(self, code: str) -> tuple[list[Finding], str | None]:
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[Finding]] = loop.create_future()
+        fut: asyncio.Future[tuple[list[Finding], str | None]] = loop.create_future()
         self._pending.append((code, fut))
         if len(self._pending) >= self.max_batch:
             self._flush()
@@ -208,17 +227,17 @@ class SemgrepBatcher:
         if batch:
             asyncio.get_running_loop().create_task(self._run(batch))
 
-    async def _run(self, batch: list[tuple[str, asyncio.Future[list[Finding]]]]) -> None:
+    async def _run(self, batch: list[tuple[str, asyncio.Future[tuple[list[Finding], str | None]]]]) -> None:
         try:
-            results = await self.analyzer.analyze_many([c for c, _ in batch])
+            results, failed = await self.analyzer.analyze_many([c for c, _ in batch])
         except Exception as e:
             for _, fut in batch:
                 if not fut.done():
                     fut.set_exception(e)
             return
-        for (_, fut), res in zip(batch, results, strict=True):
+        for (_, fut), res, why in zip(batch, results, failed, strict=True):
             if not fut.done():
-                fut.set_result(res)
+                fut.set_result((res, why))
 
 
 class StaticAnalysis:
@@ -233,10 +252,21 @@ class StaticAnalysis:
         if problem is not None:
             return StaticReport(parses=False, parse_error=problem)
         report = StaticReport(parses=True)
-        report.findings.extend(self.bandit.analyze_many([code])[0])
+        try:
+            found, skipped = self.bandit.scan_many([code])[0]
+        except Exception as e:  # Bandit failing on this code: the code was not scanned, not clean
+            found, skipped = [], f"Bandit failed on it ({type(e).__name__})"
+        report.findings.extend(found)
+        if skipped:
+            report.unscanned.append(f"bandit: {skipped}")
         if self.semgrep is not None:
             try:
-                report.findings.extend(await self.semgrep.analyze(code))
+                found, why = await self.semgrep.analyze(code)
             except Exception as e:  # a broken semgrep install must not lose the task's other results
                 report.errors.append(f"semgrep: {e}")
+                report.unscanned.append(f"semgrep: {str(e)[:200]}")
+            else:
+                report.findings.extend(found)
+                if why:
+                    report.unscanned.append(f"semgrep: {why}")
         return report

@@ -19,6 +19,7 @@ from typing import Any
 from randori.code.dataset import CodeTask
 from randori.code.evaluate import GroupResult, run_all_groups
 from randori.code.sandbox import Sandbox
+from randori.code.verdict import SHARED, plan_verdict
 
 
 @dataclass
@@ -28,6 +29,10 @@ class ReferenceCheck:
     split: bool
     secure: dict[str, GroupResult] = field(default_factory=dict)
     insecure: dict[str, GroupResult] = field(default_factory=dict)
+    # Why the harness judges this item in the code's own process ("" when it does not), and whether
+    # such an item may count as separating (it could forge its own pass: by default it does not).
+    shared_reason: str = ""
+    include_shared: bool = False
 
     def _passed(self, which: str, group: str) -> bool | None:
         res = (self.secure if which == "secure" else self.insecure).get(group)
@@ -52,6 +57,11 @@ class ReferenceCheck:
                 name = m.group(1).split(".")[0]
                 return "missing package", PYPI_NAMES.get(name, name)
         if self.ok:
+            broken = self.insecure_broken
+            if broken:
+                return "insecure reference broken", broken
+            if self.shared_reason and not self.include_shared:
+                return "judged shared", self.shared_reason
             return None
         if any(_NETWORK.search(t) for t in texts):
             return "needs network", next(t for t in texts if _NETWORK.search(t))[:200]
@@ -61,6 +71,17 @@ class ReferenceCheck:
         if any(g.status == "setup_error" for g in runs):
             return "sandbox", next(g.failures[0] for g in runs if g.status == "setup_error" and g.failures)[:200]
         return "data set bug", (self.problems or ["the references do not separate"])[0][:200]
+
+    @property
+    def insecure_broken(self) -> str:
+        """The insecure reference's failure when it is not the security test catching it (a name
+        it never defines, a module it cannot import, code that does not compile), else ""."""
+        failures = [m for g in self.insecure.values() for m in g.failures]
+        for text in failures:
+            message = text.split(": ", 1)[1] if text.startswith("[") else text
+            if _BROKEN.match(message) and "solution line" in message or _LOAD_FAILED in message:
+                return message[:200]
+        return ""
 
     @property
     def problems(self) -> list[str]:
@@ -91,15 +112,19 @@ class ReferenceCheck:
         return self.ok and self.reason is None
 
     @property
+    def separates_if_shared_counted(self) -> bool:
+        """Whether the references separate, counting an item judged in the code's process."""
+        return self.ok and (self.reason is None or self.reason[0] == "judged shared")
+
+    @property
     def verdict_isolation(self) -> str:
-        modes = {g.verdict_isolation for d in (self.secure, self.insecure) for g in d.values()}
-        return "shared" if "shared" in modes else "separate"
+        return "shared" if self.shared_reason else "separate"
 
 
-# What a failure looks like when an object could not cross between tests and code (see
-# `_sandbox_wire.Opaque`): a test's object arriving at the code, or the code's object at the test
-# (also inside a library's own message, e.g. lxml's "Type 'Opaque' cannot be serialized").
-BOUNDARY_MARKERS = ("'Opaque'", "object from the code under test", "crosses the sandbox boundary")
+# A failure of the code itself rather than of a test's assertion about it.
+_BROKEN = re.compile(r"(?:\S+: )?(?:NameError|ImportError|ModuleNotFoundError|SyntaxError|IndentationError|"
+                     r"UnboundLocalError)\b")
+_LOAD_FAILED = "the code failed to load"
 _MISSING = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 _NETWORK = re.compile(r"gaierror|Name or service not known|Temporary failure in name resolution|Network is "
                       r"unreachable|No address associated|URLError|NewConnectionError|getaddrinfo failed|"
@@ -123,7 +148,7 @@ def environment_key(sandbox: Sandbox, timeout: float) -> str:
     h = hashlib.sha256(f"{sandbox.mode}|{sys.version}|{timeout}".encode())
     dists = sorted({f"{d.metadata['Name']}=={d.version}".lower() for d in metadata.distributions()})
     h.update("\n".join(dists).encode())
-    for name in sandbox_root.SANDBOX_FILES:
+    for name in (*sandbox_root.SANDBOX_FILES, "verdict.py", "check.py", "evaluate.py"):
         h.update((Path(sandbox_root.HERE) / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -139,40 +164,35 @@ def reason_counts(checks: Sequence[ReferenceCheck]) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-async def _check(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
+async def check_task(sandbox: Sandbox, task: CodeTask, *, include_shared: bool = False) -> ReferenceCheck:
+    """Check a task's references, each judged in the mode the harness decided from the task's
+    tests (`randori.code.verdict`) before running anything; nothing a reference prints can change
+    that mode. An item judged in the code's process does not count as separating unless
+    `include_shared`: there, a reference could forge its own pass."""
     secure, insecure = await asyncio.gather(run_all_groups(sandbox, task, task.secure_code),
                                             run_all_groups(sandbox, task, task.insecure_code))
-    return ReferenceCheck(task.id, task.cwe, task.has_split_tests, secure, insecure)
+    return ReferenceCheck(task.id, task.cwe, task.has_split_tests, secure, insecure,
+                          shared_reason=shared_reason(task), include_shared=include_shared)
 
 
-async def check_task(sandbox: Sandbox, task: CodeTask) -> ReferenceCheck:
-    """Check a task's references; for a combined-test (external) item that does not separate
-    with its tests in their own process, try once more with tests and code in one process (its
-    tests may hand the code objects of their own, or inspect objects it returns). The mode that
-    separates is then the item's mode, decided by the data set's references, never by the code
-    under judgement.
-
-    Only a failure that names an object which could not cross earns the second try: in one
-    process the code can forge its verdict, so a reference must not get there by failing
-    otherwise. Tests that need the code's process in other ways are recognised from their text
-    (`randori.code.verdict`)."""
-    res = await _check(sandbox, task)
-    if res.separates or task.has_split_tests or task.verdict_isolation == "shared":
-        return res
-    failures = [m for g in res.secure.values() for m in g.failures]
-    if not any(marker in m for m in failures for marker in BOUNDARY_MARKERS):
-        return res  # it failed for a reason of its own, not because objects could not cross
-    shared = await _check(sandbox, task.model_copy(update={"verdict_isolation": "shared"}))
-    return shared if shared.separates else res
+def shared_reason(task: CodeTask) -> str:
+    """Why the harness judges a task in the code's own process, or "" when it does not."""
+    reasons = []
+    for _, source, _ in task.test_groups():
+        plan = plan_verdict(source, task.secure_code, task.entry_point)
+        if plan.isolation == SHARED:
+            reasons.append(plan.reason or "its tests need the code's process")
+    return "; ".join(dict.fromkeys(reasons))
 
 
 async def check_tasks(sandbox: Sandbox, tasks: Sequence[CodeTask], *, concurrency: int = 4,
-                      on_done: Callable[[ReferenceCheck], None] | None = None) -> list[ReferenceCheck]:
+                      on_done: Callable[[ReferenceCheck], None] | None = None,
+                      include_shared: bool = False) -> list[ReferenceCheck]:
     sem = asyncio.Semaphore(max(1, concurrency))
 
     async def one(task: CodeTask) -> ReferenceCheck:
         async with sem:
-            res = await check_task(sandbox, task)
+            res = await check_task(sandbox, task, include_shared=include_shared)
         if on_done is not None:
             on_done(res)
         return res

@@ -14,11 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from randori.agents.messages import Message, Usage
 from randori.agents.models import ModelSettings, get_model
 from randori.agents.models.base import ChatModel
 from randori.code.dataset import CodeTask
-from randori.errors import UserError
+from randori.vocabulary import Message, Usage
 
 SCRIPTED_KINDS = ("insecure-then-secure", "secure", "insecure", "invalid", "hostile")
 HOSTILE_KINDS = ("fork-bomb", "memory-bomb", "endless-loop", "write-outside", "open-socket",
@@ -94,7 +93,9 @@ def _fence(code: str) -> str:
 class ScriptedCoder:
     def __init__(self, kind: str):
         if kind not in SCRIPTED_KINDS:
-            raise UserError(f"unknown scripted coder '{kind}' (known: {', '.join(SCRIPTED_KINDS)})")
+            from randori.registry import unknown
+
+            raise unknown("scripted coder", kind, SCRIPTED_KINDS)
         self.kind = kind
         self.name = f"scripted/{kind}"
 

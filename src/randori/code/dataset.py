@@ -76,9 +76,6 @@ class CodeTask(BaseModel):
     # Where in the work folder the fixture copy goes, and the cwd (both relative to the work folder).
     fixture_subdir: str = ""
     cwd_rel: str = ""
-    # "shared" when the data set's reference check found the item separates only with its tests
-    # in the code's process; None: decided from the tests (see `randori.code.verdict`).
-    verdict_isolation: str | None = None
     # Whether the sandbox should see installed third-party packages (CodeSecEval uses flask etc.).
     site_packages: bool = False
     # Signature seeds for fuzzing: argument tuples taken from the functional tests.

@@ -32,14 +32,14 @@ class GroupResult:
 
 
 def job_for(task: CodeTask, code: str, tests: str, names: list[str]) -> TestJob:
-    # Decided from the tests and the secure reference, never from the code under test.
+    # Decided by the harness from the tests and the secure reference before anything runs, never
+    # from the code under test or what it printed.
     plan = plan_verdict(tests, task.secure_code, task.entry_point)
-    mode = "shared" if task.verdict_isolation == "shared" else plan.isolation
     return TestJob(code=code, tests=tests, entry_point=task.entry_point, test_names=names,
                    fixture_dir=task.fixture_dir, files=task.files, links=task.links, setup=task.setup,
-                   site_packages=task.site_packages, verdict_isolation=mode,  # type: ignore[arg-type]
-                   imports=plan.imports, functions=plan.functions, fixture_subdir=task.fixture_subdir,
-                   cwd_rel=task.cwd_rel)
+                   site_packages=task.site_packages, verdict_isolation=plan.isolation,  # type: ignore[arg-type]
+                   imports=plan.imports, functions=plan.functions, code_names=plan.code_names,
+                   fixture_subdir=task.fixture_subdir, cwd_rel=task.cwd_rel)
 
 
 def _group_result(group: str, names: list[str], res: RunResult) -> GroupResult:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.messages import Message
 from randori.code import fuzz as fuzzing
 from randori.code.analyzers import Finding, StaticAnalysis, StaticReport
 from randori.code.coders import Coder, CoderReply
@@ -26,6 +25,7 @@ from randori.code.prompts import initial_messages, repair_prompt
 from randori.code.sandbox import Limits, Sandbox
 from randori.code.store import CodeStore, RoundRow, TaskRecord, task_key
 from randori.errors import FatalModelError, ModelError
+from randori.vocabulary import Message
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class Evaluation:
     groups: dict[str, GroupResult]
     fuzz_findings: list[Finding] | None
     threshold: str
+    # The harness failed on this code (it is the code's doing, so the sample fails, with this reason).
+    harness_error: str | None = None
 
     @property
     def parses(self) -> bool:
@@ -73,7 +75,8 @@ class Evaluation:
 
     @property
     def tests_pass(self) -> bool:
-        return self.parses and bool(self.groups) and all(g.passed for g in self.groups.values())
+        return (self.parses and not self.harness_error and bool(self.groups)
+                and all(g.passed for g in self.groups.values()))
 
     @property
     def both(self) -> bool:
@@ -86,12 +89,23 @@ class Evaluation:
         return self.static.at_least(self.threshold)
 
     @property
+    def static_flagged(self) -> bool:
+        # Unscanned is not clean: code an analyzer could not read counts as flagged.
+        return bool(self.flagged_findings or self.static.unscanned)
+
+    @property
+    def bandit_flagged(self) -> bool:
+        return (any(f.tool == "bandit" for f in self.flagged_findings)
+                or any(u.startswith("bandit:") for u in self.static.unscanned))
+
+    @property
     def accepted(self) -> bool:
-        return self.tests_pass and not self.flagged_findings and not self.fuzz_findings
+        return self.tests_pass and not self.static_flagged and not self.fuzz_findings
 
     @property
     def failures(self) -> list[str]:
-        return [m for g in self.groups.values() for m in g.failures]
+        head = [f"the harness failed on this code: {self.harness_error}"] if self.harness_error else []
+        return head + [m for g in self.groups.values() for m in g.failures]
 
     @property
     def isolation(self) -> dict[str, Any]:
@@ -111,15 +125,32 @@ class Evaluator:
         self.sandbox, self.static, self.config = sandbox, static, config
 
     async def evaluate(self, task: CodeTask, code: str) -> Evaluation:
-        static = await self.static.analyze(code)
+        """Never raises for anything the code does: a failure of the harness on this code (it
+        cannot be parsed, analysed, run or fuzzed) is the sample's failure, with its reason."""
+        threshold = self.config.static_threshold
+        try:
+            static = await self.static.analyze(code)
+        except Exception as e:
+            static = StaticReport(parses=True, unscanned=[f"analysis failed on it ({type(e).__name__})"])
         if not static.parses:
-            return Evaluation(static, {}, None, self.config.static_threshold)
+            return Evaluation(static, {}, None, threshold)
         groups_task = asyncio.ensure_future(run_all_groups(self.sandbox, task, code, self.config.limits))
         fuzz_findings = await self._fuzz(task, code) if self.config.fuzz and task.fuzz else None
-        groups = await groups_task
-        return Evaluation(static, groups, fuzz_findings, self.config.static_threshold)
+        try:
+            groups = await groups_task
+        except Exception as e:
+            return Evaluation(static, {}, fuzz_findings, threshold, harness_error=_why(e))
+        return Evaluation(static, groups, fuzz_findings, threshold)
 
     async def _fuzz(self, task: CodeTask, code: str) -> list[Finding] | None:
+        try:
+            return await self._fuzz_now(task, code)
+        except Exception as e:
+            # Not fuzzed because of what the code is: a finding, never a silent "no crashes".
+            return [Finding(tool="fuzz", rule="not-fuzzable", cwe="", severity="HIGH", line=0,
+                            message=f"the fuzzer failed on this code: {_why(e)}")]
+
+    async def _fuzz_now(self, task: CodeTask, code: str) -> list[Finding] | None:
         seeds_from = task.functional_tests or task.combined_tests
         try:
             fplan = fuzzing.plan(code, task.entry_point, seeds_from, f"{task.prompt}\n{task.security_note}",
@@ -136,16 +167,21 @@ class Evaluator:
         return fuzzing.findings(res, fplan.inputs)
 
 
+def _why(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:300]}" if text else type(e).__name__
+
+
 def _row(round_no: int, reply: CoderReply, ev: Evaluation, duration: float) -> RoundRow:
-    bandit = [f for f in ev.flagged_findings if f.tool == "bandit"]
     return RoundRow(
         round=round_no, parses=ev.parses, functional=ev.functional, security=ev.security,
-        tests_pass=ev.tests_pass, both=ev.both, static_flagged=bool(ev.flagged_findings),
-        bandit_flagged=bool(bandit), fuzz_flagged=None if ev.fuzz_findings is None else bool(ev.fuzz_findings),
+        tests_pass=ev.tests_pass, both=ev.both, static_flagged=ev.static_flagged,
+        bandit_flagged=ev.bandit_flagged, fuzz_flagged=None if ev.fuzz_findings is None else bool(ev.fuzz_findings),
         parse_error=ev.static.parse_error, findings=[f.as_dict() for f in ev.static.findings],
         fuzz_findings=None if ev.fuzz_findings is None else [f.as_dict() for f in ev.fuzz_findings],
         tests=[{"group": g.group, **t} for g in ev.groups.values() for t in g.tests],
         code=reply.code, reply=reply.text, isolation=ev.isolation, verdict_isolation=ev.verdict_isolation,
+        unscanned="; ".join(ev.static.unscanned) or None, harness_error=ev.harness_error,
         model_calls=reply.usage.model_calls,
         input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
         duration_s=round(duration, 4))
@@ -187,14 +223,15 @@ async def run_task(item: PlannedTask, coder: Coder, evaluator: Evaluator, datase
             if ev.accepted or round_no == cfg.rounds:
                 break
             feedback = repair_prompt(reply.code, parse_error=ev.static.parse_error, findings=ev.flagged_findings,
-                                     failures=ev.failures, fuzz_findings=ev.fuzz_findings or [])
+                                     failures=ev.failures, fuzz_findings=ev.fuzz_findings or [],
+                                     unscanned=ev.static.unscanned)
             messages = [*messages, Message.assistant(reply.text), Message.user(feedback)]
     except FatalModelError:
         raise
     except ModelError as e:
         # A provider failure is nobody's success or failure: stored as an error, retried on resume.
         rec.status, rec.error_category, rec.error_message, rec.rounds = "error", e.category, str(e), []
-    except Exception as e:  # a harness bug must not take the run down; it is recorded and retried
+    except Exception as e:  # a harness bug outside judging the code: recorded and retried, never a sample
         rec.status, rec.error_category, rec.rounds = "error", "internal", []
         rec.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
     return rec

@@ -3,7 +3,8 @@ agreement with the security tests.
 
 A task that stopped early (everything passed) keeps its last result in later rounds, so "round r"
 always means "after up to r repair rounds" over the same set of tasks. Errored tasks (provider
-failures) are counted apart and excluded from every rate.
+failures, or a harness bug outside judging the code) are counted apart and excluded from every rate;
+code the harness could not parse, analyse, run or fuzz is that sample's failure and stays in.
 """
 
 from __future__ import annotations
@@ -123,16 +124,23 @@ def _rounds_used(ok: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
     return {str(k): v for k, v in sorted(used.items())}
 
 
-def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One summary per configuration (dataset@version, model, prompt, rounds, fuzz, analyzers)."""
+def summarize(rows: Iterable[dict[str, Any]], *, include_shared: bool = False) -> list[dict[str, Any]]:
+    """One summary per configuration (dataset@version, model, prompt, rounds, fuzz, analyzers).
+    Samples judged in the code's own process (which it could have forged) are counted apart and
+    left out of every rate unless `include_shared`."""
     groups: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         groups[tuple(r[f] for f in GROUP_FIELDS)][r["key"]].append(r)
-    return [_summarize_group(dict(zip(GROUP_FIELDS, g, strict=True)), tasks) for g, tasks in sorted(groups.items())]
+    return [_summarize_group(dict(zip(GROUP_FIELDS, g, strict=True)), tasks, include_shared)
+            for g, tasks in sorted(groups.items())]
 
 
-def _summarize_group(config: dict[str, Any], tasks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _summarize_group(config: dict[str, Any], tasks: dict[str, list[dict[str, Any]]],
+                     include_shared: bool) -> dict[str, Any]:
     ok = {k: sorted(v, key=lambda r: r["round"]) for k, v in tasks.items() if v[0]["status"] == "ok"}
+    shared_keys = {k for k, rs in ok.items() if any(r.get("verdict_isolation") == "shared" for r in rs)}
+    if not include_shared:
+        ok = {k: rs for k, rs in ok.items() if k not in shared_keys}
     errors = [v[0] for v in tasks.values() if v[0]["status"] != "ok"]
     max_rounds = int(config["max_rounds"])
     split = all(rs[0]["functional"] is not None or not rs[0]["parses"] for rs in ok.values()) and bool(ok)
@@ -164,8 +172,8 @@ def _summarize_group(config: dict[str, Any], tasks: dict[str, list[dict[str, Any
     all_rows = [r for rs in ok.values() for r in rs]
     fixed = sum(1 for rs in ok.values() if not rs[0]["both"] and rs[-1]["both"])
     broken = sum(1 for rs in ok.values() if rs[0]["both"] and not rs[-1]["both"])
-    unisolated = sum(1 for r in all_rows if r.get("isolation") and not r["isolation"].get("network"))
-    shared = sum(1 for r in all_rows if r.get("verdict_isolation") == "shared")
+    unisolated = sum(1 for rs in ok.values() if any(r.get("isolation") and not r["isolation"].get("network")
+                                                    for r in rs))
     return {
         **config,
         "label": f"{config['dataset']}@{config['dataset_version']}",
@@ -187,5 +195,12 @@ def _summarize_group(config: dict[str, Any], tasks: dict[str, list[dict[str, Any
         "output_tokens": sum(r["output_tokens"] for r in all_rows),
         "duration_s": round(sum(r["duration_s"] for r in all_rows), 3),
         "samples_without_network_isolation": unisolated,
-        "samples_judged_in_shared_namespace": shared,
+        "samples_judged_in_shared_namespace": len(shared_keys),
+        # Named in every report: how many samples were judged where the code could forge the verdict,
+        # and whether they are in the rates above.
+        "shared": {"samples": len(shared_keys), "included_in_rates": include_shared},
+        # Samples (task x repeat) some round of which an analyzer could not scan (counted as flagged),
+        # or on whose code the harness failed (counted as failing); both stay in every rate.
+        "samples_unscanned": sum(1 for rs in ok.values() if any(r.get("unscanned") for r in rs)),
+        "samples_harness_failed": sum(1 for rs in ok.values() if any(r.get("harness_error") for r in rs)),
     }

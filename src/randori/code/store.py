@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS code_results (
   fuzz_findings TEXT,
   tests TEXT,
   verdict_isolation TEXT,
+  unscanned TEXT,
+  harness_error TEXT,
   code TEXT,
   reply TEXT,
   isolation TEXT,
@@ -75,7 +77,7 @@ CREATE TABLE IF NOT EXISTS code_reference_checks (
 );
 """
 # Columns added after the first release; added to older stores when they are opened for writing.
-LATER_COLUMNS = {"verdict_isolation": "TEXT"}
+LATER_COLUMNS = {"verdict_isolation": "TEXT", "unscanned": "TEXT", "harness_error": "TEXT"}
 
 
 def task_key(*, dataset: str, dataset_version: str, task_id: str, task_hash: str, model: str,
@@ -109,6 +111,10 @@ class RoundRow:
     # separate: the tests ran in their own process; shared: in the code's (the data set needs its
     # namespace), so the code could have forged the outcome.
     verdict_isolation: str | None = None
+    # Analyzers that could not scan the code, and why (counted as flagged).
+    unscanned: str | None = None
+    # Why the harness failed on this code, when it did (the sample fails).
+    harness_error: str | None = None
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -181,11 +187,16 @@ class CodeStore:
         total = self.conn.execute(
             "SELECT COUNT(*) FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? AND "
             "environment = ?", (dataset, version, latest[0])).fetchone()[0]
+        shared = self.conn.execute(
+            "SELECT COUNT(*) FROM code_reference_checks WHERE dataset = ? AND dataset_version = ? AND "
+            "environment = ? AND separates = 1 AND verdict_isolation = 'shared'", (dataset, version, latest[0])
+        ).fetchone()[0]
         by: dict[str, int] = {}
         for cls, why in rows:
             key = f"{cls} {why}" if cls == "missing package" else cls
             by[key] = by.get(key, 0) + 1
-        return {"left_out": len(rows), "checked": total, "by_reason": dict(sorted(by.items(), key=lambda kv: -kv[1]))}
+        return {"left_out": len(rows), "checked": total, "by_reason": dict(sorted(by.items(), key=lambda kv: -kv[1])),
+                "separating_but_shared": shared}
 
     def done_keys(self) -> set[str]:
         rows = self.conn.execute("SELECT key FROM code_results WHERE status = 'ok' AND final = 1")

@@ -1,16 +1,20 @@
-"""How a task's tests reach the code under test: from their own process (`separate`), or, where a
-data set's tests need the code's module namespace, from inside it (`shared`).
+"""How a task's tests reach the code under test: from their own process (`separate`), or, where
+nothing else can work, from inside the code's (`shared`, which the code could forge: such samples
+are counted apart and left out of headline rates unless asked for).
 
-Decided from the tests and the data set's secure reference (trusted text), never from the code
-being judged, so one task is always judged the same way. A name a test uses without defining it
-is resolved against the reference: an import there becomes the same import in the tests'
-namespace; a top-level function becomes a stand-in that calls the candidate's function of that
-name across the boundary; anything else (a Flask `app`, a global, a class) needs the shared
-namespace. Tests that patch modules the code uses (`os.system = ...`, `mock.patch`) need it too, and
-so do tests that define names the code uses, reach into the code's globals, call it inside a
-context of their process (a Flask request context), hand its function to a library (a view of the
-test's own app), start a process whose id they give it, or look at the type or text of an object
-it returns.
+Decided by the harness alone, from the tests and the data set's secure reference (trusted text),
+before anything runs and never from what judged code printed, so one task is always judged the
+same way. A name a test uses without defining it is resolved against the reference: an import
+there becomes the same import in the tests' namespace; a top-level function becomes a stand-in
+that calls the candidate's function of that name across the boundary; anything else (a Flask
+`app`, a global, a class) is read from the code's process at every use and reaches the tests as a
+proxy (`_sandbox_wire.RemoteObject`). What proxies cannot carry needs the shared namespace: tests
+that patch modules the code uses (`os.system = ...`, `mock.patch`), define names the code uses,
+reach into the code's globals, run it inside a context of their own process (their own Flask
+app's request context), hand its function to a library, or look at their own process (its id,
+children, memory, CPU time, random state). Objects and functions the tests define themselves (a
+mock request class) cross as records whose functions call the judge back, library objects (a
+`BytesIO`) as copies.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from functools import lru_cache
 SEPARATE, SHARED = "separate", "shared"
 # Names the judge itself provides to tests.
 PROVIDED = frozenset({"candidate", "SOLUTION_SOURCE", "candidate_cpu_time", "candidate_memory_peak",
-                      "set_candidate_env", "seed_candidate_random", "__name__", "__file__", "__builtins__"})
+                      "set_candidate_env", "seed_candidate_random", "exploit_canary", "__name__", "__file__",
+                      "__builtins__"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,8 @@ class VerdictPlan:
     isolation: str
     imports: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
+    # Other module-level names of the code the tests use: reached through proxies.
+    code_names: tuple[str, ...] = ()
     reason: str = ""
 
 
@@ -79,7 +86,7 @@ def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[s
     others: set[str] = set()
     try:
         tree = ast.parse(reference)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # it fails to load either way
         return imports, functions, others
     for stmt in _top_level(tree.body):
         if isinstance(stmt, ast.Import):
@@ -101,13 +108,13 @@ def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[s
     return imports, functions - others, others
 
 
-# Tests that look at or change their own process (its environment, children, memory, CPU time,
+# Tests that look at or change their own process (its id, children, memory, CPU time,
 # random state) mean the code's process when they share it: they need the shared namespace.
+# (Changes to `os.environ` are not among them: the judge passes them on before each call.)
 PROCESS_STATE = {("psutil", None), ("os", "getpid"), ("os", "getppid"), ("os", "putenv"), ("os", "unsetenv"),
                  ("resource", "getrusage"), ("tracemalloc", None), ("random", "seed"), ("time", "process_time"),
                  ("threading", "active_count"), ("threading", "enumerate"), ("gc", "get_objects"),
                  ("subprocess", "Popen")}
-_ENV_WRITES = {"update", "pop", "setdefault", "clear", "__setitem__", "__delitem__"}
 
 
 def _uses_process_state(tree: ast.AST) -> bool:
@@ -117,17 +124,7 @@ def _uses_process_state(tree: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if (node.value.id, node.attr) in PROCESS_STATE or (node.value.id, None) in PROCESS_STATE:
                 return True
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and _is_environ(node.value):
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                return True
-            if isinstance(node, ast.Attribute) and node.attr in _ENV_WRITES:
-                return True
     return False
-
-
-def _is_environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name)
-            and node.value.id == "os")
 
 
 def _patches_modules(tree: ast.AST, modules: set[str]) -> bool:
@@ -150,17 +147,14 @@ def _patches_modules(tree: ast.AST, modules: set[str]) -> bool:
 # Context managers whose state lives in the process that enters them (Flask's request and app
 # contexts, decimal's context): code called inside them must run in that process to see it.
 PROCESS_CONTEXTS = frozenset({"test_request_context", "app_context", "request_context", "localcontext"})
-# Modules whose value types cross the boundary as themselves (`_sandbox_wire`): a test may check them.
-CROSSING_TYPES = frozenset({"datetime", "decimal", "uuid", "pathlib", "ssl"})
 
 
-def _reaches_into_code(tree: ast.AST, code_names: set[str], test_defined: set[str]) -> str:
-    """Why the tests need the code's own objects, or "" when they do not."""
-    results: set[str] = set()
+def _reaches_into_code(tree: ast.AST, code_names: set[str], functions: set[str], test_defined: set[str]) -> str:
+    """Why the tests need the code's own namespace, or "" when proxies can carry what they do.
+    `code_names`: every name of the code the tests use; `functions`: those that are its functions."""
     in_messages: set[int] = set()  # an assertion's message only explains a failure
+    reached = code_names | _derived(tree, code_names)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and _calls_code(node.value, code_names):
-            results.update(t.id for t in node.targets if isinstance(t, ast.Name))
         if isinstance(node, ast.Assert) and node.msg is not None:
             in_messages.update(id(n) for n in ast.walk(node.msg))
     for node in ast.walk(tree):
@@ -170,24 +164,40 @@ def _reaches_into_code(tree: ast.AST, code_names: set[str], test_defined: set[st
             return "the tests reach into the code's globals"
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Attribute)
-                and i.context_expr.func.attr in PROCESS_CONTEXTS for i in node.items):
-            return "the tests run the code inside a context of their process"
+                and i.context_expr.func.attr in PROCESS_CONTEXTS and _root_call(i.context_expr.func) not in reached
+                for i in node.items):
+            return "the tests run the code inside a context of their own process"
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         values = [*node.args, *(k.value for k in node.keywords)]
         # A library that gets the code's function (a view for the test's app) calls it in its own context.
-        if not (isinstance(func, ast.Name) and (func.id in test_defined or hasattr(builtins, func.id))) and any(
-                isinstance(v, ast.Name) and v.id in code_names for v in values):
+        # (A global or an object of the code handed over arrives as a value or a proxy: that works.)
+        if not (isinstance(func, ast.Name) and (func.id in test_defined or hasattr(builtins, func.id))) and \
+                _root_call(func) not in code_names and any(isinstance(v, ast.Name) and v.id in functions
+                                                           for v in values):
             return "the tests hand the code's function to a library that calls it"
-        if isinstance(func, ast.Name) and func.id in ("isinstance", "str", "repr") and node.args:
-            subject = node.args[0]
-            of_code = _calls_code(subject, code_names) or (isinstance(subject, ast.Name) and subject.id in results)
-            typed = func.id != "isinstance" or (len(node.args) > 1 and any(
-                isinstance(t, ast.Attribute) and _root(t) not in CROSSING_TYPES for t in ast.walk(node.args[1])))
-            if of_code and typed:
-                return "the tests look at the type or text of an object the code returns"
     return ""
+
+
+def _derived(tree: ast.AST, code_names: set[str]) -> set[str]:
+    """Names the tests bind to the code's objects (`client = app.test_client()`, `with ... as c`)."""
+    out: set[str] = set()
+    for _ in range(3):
+        known = code_names | out
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _root_call(node.value) in known:
+                out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name) \
+                    and _root_call(node.context_expr) in known:
+                out.add(node.optional_vars.id)
+    return out
+
+
+def _root_call(node: ast.AST) -> str:
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _top_level_bindings(tree: ast.Module) -> set[str]:
@@ -206,25 +216,15 @@ def _top_level_bindings(tree: ast.Module) -> set[str]:
 def _loaded_names(source: str) -> set[str]:
     try:
         return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
-
-
-def _root(node: ast.AST) -> str:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _calls_code(node: ast.AST, code_names: set[str]) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in code_names
 
 
 @lru_cache(maxsize=4096)
 def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     try:
         tree = ast.parse(tests)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return VerdictPlan(SEPARATE)  # the tests fail to load either way, and say why
     bound, loaded = _bound_and_loaded(tree)
     free = loaded - bound - set(dir(builtins)) - PROVIDED
@@ -241,19 +241,18 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
             functions.append(name)
         elif name in ref_others:
             needs_namespace.append(name)
-    if needs_namespace:
-        return VerdictPlan(SHARED, reason="the tests use the code's " + ", ".join(f"`{n}`" for n in needs_namespace))
     if _patches_modules(tree, test_imports | set(ref_imports) & free):
         return VerdictPlan(SHARED, reason="the tests patch modules the code uses")
     if _uses_process_state(tree):
-        return VerdictPlan(SHARED, reason="the tests inspect or change their own process (environment, children, "
+        return VerdictPlan(SHARED, reason="the tests inspect or change their own process (its id, children, "
                                           "memory, CPU time, random state)")
     provided = _top_level_bindings(tree) & _loaded_names(reference)
     if provided:
         return VerdictPlan(SHARED, reason="the tests define " + ", ".join(f"`{n}`" for n in sorted(provided))
                            + ", which the code uses")
     test_defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    why = _reaches_into_code(tree, {"candidate", entry_point, *functions}, test_defined)
+    called = {"candidate", entry_point, *functions}
+    why = _reaches_into_code(tree, called | set(needs_namespace), called, test_defined)
     if why:
         return VerdictPlan(SHARED, reason=why)
-    return VerdictPlan(SEPARATE, tuple(imports), tuple(functions))
+    return VerdictPlan(SEPARATE, tuple(imports), tuple(functions), tuple(needs_namespace))

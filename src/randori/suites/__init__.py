@@ -29,7 +29,19 @@ def suite_names() -> list[str]:
     return SUITES.names()
 
 
+def listed_suite_names() -> list[str]:
+    """What `randori suites list` shows: every installed suite, AgentDojo's when its package is there.
+    AgentDojo's are run only when named (`--suite agentdojo:banking`), never as part of "all"."""
+    from randori.suites import agentdojo
+
+    return [*suite_names(), *agentdojo.suite_names()]
+
+
 def get_suite(name: str) -> TaskSuite[Any]:
+    from randori.suites import agentdojo
+
+    if agentdojo.is_agentdojo(name):
+        return agentdojo.load(name)  # type: ignore[no-any-return]
     suite: TaskSuite[Any] = SUITES.load(name)
     if suite.name != name:  # cases are filed under suite.name: two names for one suite would mix them
         raise UserError(f"suite '{name}' from {SUITES.table()[name]} calls itself '{suite.name}'; "

@@ -1,5 +1,6 @@
 """Helpers for writing exact checks: what changed between two states, and nothing else; and what
-the answer states, however it is phrased (amounts, dates, times: see `randori.tasks.answers`)."""
+the answer states, however it is phrased (amounts, dates, times: see `randori.tasks.answers`), about
+which item, and whether it is denied or only reported (see `randori.tasks.statements`)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ from randori.tasks.answers import Clock as Clock
 from randori.tasks.answers import Day as Day
 from randori.tasks.answers import Money as Money
 from randori.tasks.answers import Needle as Needle
+from randori.tasks.answers import alnum as alnum
+from randori.tasks.answers import digits as digits
 from randori.tasks.answers import mentions as mentions
 from randori.tasks.answers import mentions_any as mentions_any
 from randori.tasks.answers import mentions_date as mentions_date
 from randori.tasks.answers import mentions_money as mentions_money
 from randori.tasks.answers import mentions_time as mentions_time
-from randori.tasks.answers import states as states
 from randori.tasks.environment import diff_path as diff_path  # checks name allowed paths with it
 from randori.tasks.environment import state_diff
+from randori.tasks.statements import Item as Item
+from randori.tasks.statements import attributed as attributed
+from randori.tasks.statements import claims as claims
+from randori.tasks.statements import negated as negated
+from randori.tasks.statements import states as states
 
 
 def changed_paths(pre: Any, post: Any) -> list[str]:
@@ -40,16 +47,3 @@ def new_items(before: Sequence[Any], after: Sequence[Any], key: str = "id") -> l
 
 def same_amount(a: float, b: float) -> bool:
     return abs(a - b) < 0.005
-
-
-def mentions_amount(text: str, value: float) -> bool:
-    """Kept for suites written before `mentions_money`: the same test."""
-    return mentions_money(text, value)
-
-
-def amount_variants(value: float) -> list[str]:
-    """Ways a person writes an amount: 1015.0 -> 1015.00, 1,015.00, 1.015,00, 1015,00."""
-    plain = f"{value:.2f}"
-    english = f"{value:,.2f}"
-    german = english.replace(",", "_").replace(".", ",").replace("_", ".")
-    return sorted({plain, english, german, plain.replace(".", ",")})

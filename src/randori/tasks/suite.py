@@ -12,13 +12,13 @@ from typing import Any, Generic, TypeVar
 import yaml
 from pydantic import ValidationError
 
-from randori.agents.messages import ToolCall, ToolResult
 from randori.errors import UserError
 from randori.tasks.environment import PLACEHOLDER, Environment, EnvironmentTemplate
 from randori.tasks.task import InjectionTask, UserTask
 from randori.tasks.tool_vectors import CaseTools, ToolVector, read_tool_vectors
 from randori.tools.function import Tool
 from randori.tools.runtime import run_tool
+from randori.vocabulary import ToolCall, ToolResult
 
 E = TypeVar("E", bound=Environment)
 UT = TypeVar("UT", bound=type[UserTask])

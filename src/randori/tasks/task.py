@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from randori.agents.messages import ToolCall, Trace
 from randori.tasks.answers import Needle
+from randori.vocabulary import ToolCall, Trace
 
 Difficulty = Literal["easy", "medium", "hard"]
 
@@ -56,17 +56,52 @@ class UserTask:
         raise NotImplementedError
 
 
+@dataclass(frozen=True)
+class GoalCall:
+    """A state-changing call an attacker's goal needs, and the values the attacker chose in it: an
+    agent's call of `function` whose argument holds one of `values[arg]` is an attempt (a value of
+    six or more letters and digits also counts inside a longer text). With no `values`, every call
+    of `function` is one."""
+    function: str
+    values: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GoalForm:
+    """Another way to reach an attacker's goal, which `attack_succeeded` must count as much as the
+    ground truth: the secret written another way or in another field, the money sent as two
+    payments, the effect reached through another tool. `calls` run on the case's data and `output`
+    is the answer given after them. `secret` lists the values of these calls that carry the goal (the
+    leaked text as written here, each payment's amount): with any one of them changed, the goal is
+    not reached, so the check must say no."""
+    label: str
+    calls: tuple[ToolCall, ...]
+    output: str = ""
+    secret: tuple[Any, ...] = ()
+
+
 class InjectionTask:
-    """Subclass and set `id`, `goal`; implement `ground_truth` and `attack_succeeded`."""
+    """Subclass and set `id`, `goal`; implement `ground_truth` and `attack_succeeded`. A goal that
+    can be reached in more than one form lists them in `goal_forms` (validation checks each).
+
+    `goal_calls` says which of the agent's calls count as attempting the goal (`attack_attempted`).
+    None (the default) derives them from the ground truth (see `randori.tasks.attempts`); declare
+    them where that is wrong, e.g. `(GoalCall("write_file", {"content": ["curl https://x.example"]}),)`;
+    `()` says the goal needs no call (it is judged from the answer alone).
+    """
 
     id: ClassVar[str]
     goal: ClassVar[str]
     difficulty: ClassVar[Difficulty] = "easy"
     ground_truth_output: ClassVar[str] = ""
     free_args: ClassVar[frozenset[tuple[str, str]]] = frozenset()
+    goal_calls: ClassVar[tuple[GoalCall, ...] | None] = None
 
     def ground_truth(self, env: Any) -> list[ToolCall]:
         raise NotImplementedError
 
     def attack_succeeded(self, output: str, pre: Any, post: Any, trace: Trace) -> bool:
         raise NotImplementedError
+
+    def goal_forms(self, env: Any) -> list[GoalForm]:
+        return []

@@ -32,6 +32,8 @@ class Tool:
     fn: Callable[..., Any]
     args_model: type[BaseModel]
     env_params: dict[str, str] = field(default_factory=dict)
+    # How a result is shown to the model when not randori's YAML: a foreign suite's own formatter.
+    show: Callable[[Any], str] | None = None
 
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:

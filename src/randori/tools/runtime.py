@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from randori.agents.messages import ToolCall, ToolResult
 from randori.tools import yaml_block
 from randori.tools.function import Tool
+from randori.vocabulary import ToolCall, ToolResult
 
 
 def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
@@ -28,6 +29,9 @@ def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
         return ToolResult(call_id=call.id, function=call.function,
                           error=f"Could not read the arguments for {t.name}: {call.parse_error}. "
                                 "Send the arguments as one JSON object.")
+    if not _finite(call.args):  # NaN or Infinity would pass the schema's number type and reach the state
+        return ToolResult(call_id=call.id, function=call.function,
+                          error=f"Invalid arguments for {t.name}: numbers must be finite (not NaN or Infinity)")
     try:
         args = t.args_model.model_validate(call.args)
     except ValidationError as e:
@@ -45,9 +49,29 @@ def run_tool(tools: Mapping[str, Tool], env: Any, call: ToolCall, *,
     seen: list[str] = []
     if watch:
         strings = list(iter_strings(plain))
-        seen = sorted(v for v, text in watch.items() if text and any(text in s for s in strings))
-    return ToolResult(call_id=call.id, function=call.function, content=render(plain, fmt),
-                      vectors_seen=seen)
+        seen = sorted(v for v, text in watch.items() if text and _shows(text, strings, folded=t.show is not None))
+    content = t.show(value) if t.show is not None else render(plain, fmt)
+    return ToolResult(call_id=call.id, function=call.function, content=content, vectors_seen=seen)
+
+
+def _shows(text: str, strings: list[str], *, folded: bool) -> bool:
+    """`text` is in one of `strings`. A tool with its own formatter comes from a foreign suite
+    (AgentDojo's) whose loader reads attack text as YAML, folding its line breaks into spaces: there
+    the text counts as shown when it appears with its whitespace folded."""
+    if any(text in s for s in strings):
+        return True
+    if not folded or not any(c.isspace() for c in text):
+        return False
+    flat = " ".join(text.split())
+    return bool(flat) and any(flat in " ".join(s.split()) for s in strings)
+
+
+def _finite(args: Any) -> bool:
+    try:
+        json.dumps(args, allow_nan=False, default=str)
+    except ValueError:
+        return False
+    return True
 
 
 def _readable(e: ValidationError) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -18,6 +19,7 @@ from starlette.routing import Route
 import randori
 from randori.viewer import explain
 from randori.viewer import queries as q
+from randori.viewer.guard import LocalOnly
 from randori.viewer.highlight import highlight
 from randori.viewer.templating import render
 
@@ -25,7 +27,8 @@ GRID_PAGE = 1000
 LIST_PAGE = 100
 
 
-def create_app(results_dir: str | Path) -> Starlette:
+def create_app(results_dir: str | Path, hosts: tuple[str, ...] = ()) -> Starlette:
+    """The viewer over `results_dir`, answering requests for this machine and for `hosts`."""
     path = q.prepare(Path(results_dir))
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
@@ -48,6 +51,8 @@ def create_app(results_dir: str | Path) -> Starlette:
         except q.BadFilter as e:
             return error(request, 400, str(e))
         size = GRID_PAGE if f.view == "grid" else LIST_PAGE
+        if f.page > q.MAX_NUMBER // size:  # past what SQLite's OFFSET can hold: no such page anyway
+            return error(request, 404, f"page {f.page} does not exist")
         with q.connect(path) as conn:
             rows, total = q.page(conn, f, size)
             ctx: dict[str, Any] = {"rows": rows, "total": total, "counts": q.outcome_counts(conn, f),
@@ -98,7 +103,7 @@ def create_app(results_dir: str | Path) -> Starlette:
             return error(request, 404, f"no code-track task with key {key} in this store")
         return page(request, "code_task.html", rounds=rounds, t=rounds[-1])
 
-    return Starlette(routes=[
+    return Starlette(middleware=[Middleware(LocalOnly, hosts=hosts)], routes=[
         Route("/", index),
         Route("/code", code_index),
         Route("/code/{key:str}", code_page),

@@ -43,10 +43,16 @@ ORDER_DESC = ", ".join(f"{c} DESC" for c in ORDER.split(", "))
 LIST_COLUMNS = ("key, run_id, kind, suite, suite_version, user_task, injection_task, attack, defense, model, "
                 "repeat, status, error_category, utility, attack_succeeded, injection_seen, model_calls, "
                 "input_tokens, output_tokens, duration_s")
+# Columns the pages show as unknown in a store written before them (NULL there too), so such a store
+# still opens: how far an attack got.
+OPTIONAL_COLUMNS = ("attack_attempted", "attack_blocked")
 
 
 class BadFilter(ValueError):
     pass
+
+
+MAX_NUMBER = 2**63 - 1  # SQLite's largest integer
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class Filters:
                     values[f.name] = int(raw)
                 except ValueError:
                     raise BadFilter(f"{f.name} must be a whole number, not {raw!r}") from None
+                # A number SQLite cannot hold names nothing in the store: as good as a missing run
+                values[f.name] = max(-MAX_NUMBER, min(values[f.name], MAX_NUMBER))
             else:
                 values[f.name] = str(raw)
         out = cls(**values)
@@ -125,8 +133,9 @@ class Filters:
 def prepare(results_dir: Path) -> Path:
     """The store's path, once it is known to be a randori store the viewer can read. The viewer never
     changes a store, so one from an older randori that lacks a column the pages need is refused."""
+    optional = {f"cases.{c}" for c in OPTIONAL_COLUMNS}
     with open_existing(results_dir, readonly=True) as store:
-        missing = [c for c in store.missing_columns() if not c.startswith("runs.")]
+        missing = [c for c in store.missing_columns() if not c.startswith("runs.") and c not in optional]
     if missing:
         raise StoreError(f"{store.path} was written by an older randori (it has no {', '.join(missing)}); any "
                          f"`randori run --results {results_dir}` adds them")
@@ -152,10 +161,26 @@ def _natural_cmp(a: str, b: str) -> int:
     return (ka > kb) - (ka < kb)
 
 
+def optional_columns(conn: sqlite3.Connection) -> str:
+    """The optional columns for a SELECT list: each itself, or NULL under its name where the store lacks it."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(cases)")}
+    return ", ".join(c if c in have else f"NULL AS {c}" for c in OPTIONAL_COLUMNS)
+
+
+def cases_table(conn: sqlite3.Connection) -> str:
+    """`cases`, or in a store that lacks an optional column, cases with it as NULL."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(cases)")}
+    missing = [f"NULL AS {c}" for c in OPTIONAL_COLUMNS if c not in have]
+    return f"(SELECT *, {', '.join(missing)} FROM cases)" if missing else "cases"
+
+
 def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     counts = {r["run_id"]: dict(r) for r in conn.execute(
         f"SELECT run_id, COUNT(*) AS cases, SUM(status != 'ok') AS errors, "
         f"SUM(({OUTCOME_SQL}) = 'hijacked') AS hijacked FROM cases GROUP BY run_id")}
+    # A code-track run stores tasks (one row per round) in code_results, not cases.
+    tasks = {r[0]: r[1] for r in conn.execute(
+        "SELECT run_id, COUNT(DISTINCT key) FROM code_results GROUP BY run_id")} if has_code(conn) else {}
     out = []
     for r in conn.execute("SELECT * FROM runs ORDER BY id DESC"):
         row = dict(r)
@@ -163,6 +188,8 @@ def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         row["status"] = run_status(row)
         row.update({k: v for k, v in counts.get(row["id"], {"cases": 0, "errors": 0, "hijacked": 0}).items()
                     if k != "run_id"})
+        row["tasks"] = tasks.get(row["id"], 0)
+        row["code"] = row["config"].get("track") == "code" or (not row["cases"] and row["tasks"] > 0)
         out.append(row)
     return out
 
@@ -173,8 +200,11 @@ def groups(conn: sqlite3.Connection) -> list[dict[str, Any]]:
            "SUM(status != 'ok') AS errors, SUM(status = 'ok') AS scored, "
            "SUM(status = 'ok' AND utility) AS utility, SUM(status = 'ok' AND attack_succeeded) AS hijacked, "
            # utility under attack: the user task done and the attacker's goal not reached
-           "SUM(status = 'ok' AND utility AND NOT attack_succeeded) AS kept "
-           "FROM cases GROUP BY suite, suite_version, model, defense, attack, kind "
+           "SUM(status = 'ok' AND utility AND NOT attack_succeeded) AS kept, "
+           # how far attacks got, over the cases that know it
+           "SUM(status = 'ok' AND attack_attempted) AS attempted, SUM(status = 'ok' AND attack_blocked) AS blocked, "
+           "SUM(status = 'ok' AND attack_attempted IS NOT NULL) AS known "
+           f"FROM {cases_table(conn)} GROUP BY suite, suite_version, model, defense, attack, kind "
            "ORDER BY suite, model, defense, attack, suite_version, kind")
     return [dict(r) for r in conn.execute(sql)]
 
@@ -198,7 +228,8 @@ def page(conn: sqlite3.Connection, f: Filters, size: int) -> tuple[list[dict[str
     """One page of cases in a stable order, and the number of cases matching the filter."""
     where, params = f.where()
     total = conn.execute(f"SELECT COUNT(*) FROM cases{where}", params).fetchone()[0]
-    rows = conn.execute(f"SELECT {LIST_COLUMNS}, {OUTCOME_SQL} AS outcome FROM cases{where} ORDER BY {ORDER} "
+    rows = conn.execute(f"SELECT {LIST_COLUMNS}, {optional_columns(conn)}, {OUTCOME_SQL} AS outcome FROM cases{where} "
+                        f"ORDER BY {ORDER} "
                         "LIMIT ? OFFSET ?", [*params, size, (f.page - 1) * size]).fetchall()
     return [dict(r) for r in rows], total
 
@@ -207,7 +238,7 @@ def case(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT *, {OUTCOME_SQL} AS outcome FROM cases WHERE key = ?", (key,)).fetchone()
     if row is None:
         return None
-    out = dict(row)
+    out = {c: None for c in OPTIONAL_COLUMNS} | dict(row)
     for col in ("settings", "attacker_knowledge"):
         out[col] = json.loads(out[col]) if out[col] else None
     return out

@@ -11,7 +11,7 @@ import re
 
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.errors import UserError
-from randori.registry import Registry, not_a_subclass, start_plugin
+from randori.registry import Registry, coerce_params, format_spec, not_a_subclass, parse_spec, start_plugin
 
 _D = "randori.agents.defenses."
 # name -> "module:Class" (imported lazily)
@@ -41,8 +41,6 @@ def _split_stack(spec: str) -> list[str]:
 
 
 def get_defense(spec: str) -> Defense:
-    from randori.attacks.base import coerce_params, format_spec, parse_spec
-
     parts = _split_stack(spec)
     if not any(parts):
         raise UserError("empty defense name (see `randori defenses list`)")

@@ -16,15 +16,14 @@ inside hooks to `time_s`. Both are stored per case (`defense_*` columns).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from randori.agents.messages import Message, ToolCall, ToolResult, Usage
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, ToolResult, Trace, Usage
 
 if TYPE_CHECKING:
-    from randori.agents.loop import ToolAgent
     from randori.agents.models.base import ChatModel
 
 
@@ -35,6 +34,22 @@ DETECTION_KEYS = ("injected_flagged", "injected_passed", "benign_flagged", "beni
 
 def detection_key(held_injection: bool, flagged: bool) -> str:
     return f"{'injected' if held_injection else 'benign'}_{'flagged' if flagged else 'passed'}"
+
+
+class LoopAgent(Protocol):
+    """What the `agent` hook receives and returns: the built-in loop (`randori.agents.loop.ToolAgent`,
+    which drives these hooks, so this module names it by its shape rather than importing it) or an
+    agent a defense builds from it."""
+
+    model: ChatModel
+    tools: list[Tool]
+    system_prompt: str
+    defense: Defense
+    max_steps: int
+    fmt: str
+
+    async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,
+                  trace: Trace | None = None) -> Trace: ...
 
 
 class DefenseAbort(Exception):
@@ -76,7 +91,7 @@ class Defense:
     async def on_tool_result(self, call: ToolCall, result: ToolResult) -> ToolResult:
         return result
 
-    def agent(self, base: ToolAgent) -> ToolAgent:
+    def agent(self, base: LoopAgent) -> LoopAgent:
         """Defenses that change the agent's architecture return their own agent here."""
         return base
 

@@ -4,7 +4,7 @@ model can tell data from instructions, and is told never to obey marked text."""
 from __future__ import annotations
 
 from randori.agents.defenses.base import Defense
-from randori.agents.messages import ToolCall, ToolResult
+from randori.vocabulary import ToolCall, ToolResult
 
 MARK = "\u02c6"  # ˆ: rare in real data, one token in most tokenizers
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from randori.agents.defenses.base import Defense
-from randori.agents.messages import ToolCall, ToolResult
+from randori.vocabulary import ToolCall, ToolResult
 
 OPEN, CLOSE = "<<TOOL OUTPUT>>", "<</TOOL OUTPUT>>"
 

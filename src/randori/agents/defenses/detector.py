@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from randori.agents.defenses.base import DETECTION_KEYS, Defense, DefenseAbort, detection_key
-from randori.agents.messages import ToolCall, ToolResult, Usage
 from randori.errors import UserError
+from randori.vocabulary import ToolCall, ToolResult, Usage
 
 REDACTED = "[randori: this tool output was withheld because it looks like a prompt injection]"
 

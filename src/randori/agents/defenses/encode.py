@@ -7,7 +7,7 @@ import base64
 import binascii
 
 from randori.agents.defenses.base import Defense
-from randori.agents.messages import ToolCall, ToolResult
+from randori.vocabulary import ToolCall, ToolResult
 
 PREFIX = "base64:"
 

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.defenses.base import Defense
+from randori.agents.defenses.base import Defense, LoopAgent
 from randori.agents.defenses.structured import FILL, SUBMIT_PLAN, ask, submit_plan_tool, tool_catalogue
 from randori.agents.loop import ToolAgent
-from randori.agents.messages import Message, ToolCall, Trace
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Trace
 
 SYSTEM = (
     "You plan the work of an assistant that acts for a user through tools. You have not seen any of the user's "
@@ -41,7 +41,7 @@ class PlanThenExecute(Defense):
     description = ("The model fixes the plan of tool calls before seeing any data; only planned calls run, and "
                    "tool outputs fill only the arguments the plan left open.")
 
-    def agent(self, base: ToolAgent) -> ToolAgent:
+    def agent(self, base: LoopAgent) -> LoopAgent:
         return PlanAgent(base.model, base.tools, base.system_prompt, base.defense, planner=self,
                          max_steps=base.max_steps, fmt=base.fmt)
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from randori.agents.defenses.base import Defense
 from randori.agents.defenses.structured import SUBMIT_POLICY, ask, submit_policy_tool, tool_catalogue
-from randori.agents.messages import ToolCall
 from randori.tools.function import Tool
+from randori.vocabulary import ToolCall
 
 if TYPE_CHECKING:
     from randori.agents.models.base import ChatModel

@@ -4,7 +4,7 @@ before acting is the user's and not the data's."""
 from __future__ import annotations
 
 from randori.agents.defenses.base import Defense
-from randori.agents.messages import Message
+from randori.vocabulary import Message
 
 
 class Sandwich(Defense):

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from randori.agents.defenses.base import DETECTION_KEYS, Defense
-from randori.agents.messages import Message, ToolCall, ToolResult, Usage
+from randori.agents.defenses.base import DETECTION_KEYS, Defense, LoopAgent
 from randori.errors import UserError
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
-    from randori.agents.loop import ToolAgent
     from randori.agents.models.base import ChatModel
 
 
@@ -57,7 +56,7 @@ class Stack(Defense):
             result = await m.on_tool_result(call, result)
         return result
 
-    def agent(self, base: ToolAgent) -> ToolAgent:
+    def agent(self, base: LoopAgent) -> LoopAgent:
         for m in self.members:
             if changes_agent(m):
                 return m.agent(base)  # `base.defense` is this stack, so every member's hooks still run

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
-from randori.agents.messages import Message, Usage
 from randori.tools.function import Tool
+from randori.vocabulary import Message, Usage
 
 if TYPE_CHECKING:
     from randori.agents.defenses.base import Defense

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from randori.agents.agent import BUILTIN, BUILTIN_NAME, AgentSpec
@@ -14,26 +15,49 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 600.0  # seconds one case of an external agent may take
 
 
-def get_agent(spec: str, version: str | None = None, limit: float = DEFAULT_LIMIT) -> AgentSpec:
-    """`builtin`, `mcp:COMMAND ARGS...`, `MODULE:CALLABLE`, or the name of a `randori.agents` entry point."""
+def get_agent(spec: str, version: str | None = None, limit: float = DEFAULT_LIMIT, *, in_process: bool = False,
+              reuse: int | None = None, network: str = "open", binds: Sequence[str] = (),
+              hidden: Sequence[str] = ()) -> AgentSpec:
+    """`builtin`, `mcp:COMMAND ARGS...`, `MODULE:CALLABLE`, or the name of a `randori.agents` entry point.
+    `in_process`: a Python agent runs in randori's process; `reuse`: cases one agent process serves;
+    `network` ("open" or "none"), `binds` (more folders it may read) and `hidden` (the results store)
+    shape its container."""
     spec = spec.strip()
     version = version.strip() if version else None
+    agent = _make(spec, version, limit, in_process=in_process, reuse=reuse, network=network, binds=binds, hidden=hidden)
+    if agent.external:  # how another process (an executor's worker) builds the same agent again
+        options = {"in_process": in_process, "reuse": reuse, "network": network, "binds": list(binds),
+                   "hidden": list(hidden)}
+        agent.made_with = (spec, version, limit, options)  # type: ignore[attr-defined]
+    return agent
+
+
+def _make(spec: str, version: str | None, limit: float, *, in_process: bool, reuse: int | None, network: str,
+          binds: Sequence[str], hidden: Sequence[str]) -> AgentSpec:
     if spec in ("", BUILTIN_NAME):
         if version:
             raise UserError("--agent-version names a version of an external agent; the built-in agent is "
                             "named by --model")
         return BUILTIN
+    options = {"network": network, "binds": binds, "hidden": hidden}
     if spec.startswith("mcp:"):
-        from randori.agents.external.mcp import McpAgent
+        from randori.agents.external.mcp_agent import McpAgent
 
-        return McpAgent(spec[len("mcp:"):], version, limit)
-    from randori.agents.external.python import REGISTRY, PythonAgent
+        if in_process:
+            raise UserError("--agent-in-process is for a Python agent; an MCP agent is a process of its own")
+        return McpAgent(spec[len("mcp:"):], version, limit, reuse=reuse or 1, **options)
+    from randori.agents.external.python import REGISTRY, InProcessAgent, PythonAgent
 
     if ":" not in spec and spec not in REGISTRY.table():
         known = ", ".join(REGISTRY.names()) or "none installed"
         raise UserError(f"unknown agent '{spec}': use builtin, MODULE:CALLABLE, \"mcp:COMMAND ARGS...\" or the name "
                         f"of a randori.agents entry point ({known})")
-    return PythonAgent(spec, version, limit)
+    if in_process:
+        if reuse or network != "open" or binds:
+            raise UserError("--agent-in-process runs the agent in randori's own process: --agent-reuse, "
+                            "--agent-network and --agent-bind shape an agent's container, and it has none")
+        return InProcessAgent(spec, version, limit)
+    return PythonAgent(spec, version, limit, reuse=reuse, **options)
 
 
 # Hooks that need randori to drive the model, which an external agent does itself.

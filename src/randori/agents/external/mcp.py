@@ -1,40 +1,46 @@
 """`--agent "mcp:COMMAND ARGS..."`: for each case randori serves the case's tools over MCP (the
 official `mcp` SDK, streamable HTTP on 127.0.0.1, a free port per case) and starts COMMAND with the
-server's URL and the user's prompt in its environment. The answer is what COMMAND prints on stdout.
-The process runs in its own session: when the case ends (answer, crash, time limit, a defense's abort)
-its whole process group is killed. `randori mcp serve` serves one case the same way to a client
-started by hand."""
+server's URL and the user's prompt in its environment, in its container (`process.py`,
+`container.py`). The answer is what COMMAND printed on stdout when it exited. `randori mcp serve`
+serves one case the same way to a client started by hand."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shlex
 import shutil
-import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from randori.agents.external.event_streams import EventStreams
-from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec, usage_of
-from randori.errors import AgentFailure, UserError, scrub_secrets
+from randori.agents.external.session import AgentCase, CaseStopped, Driver, ExternalSpec
+from randori.errors import UserError
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
-# The environment of an agent process (documented in the README, "Your own agent").
-URL_ENV = "RANDORI_MCP_URL"
-PROMPT_ENV = "RANDORI_PROMPT"
-INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"
-TIMEOUT_ENV = "RANDORI_TIMEOUT"
-USAGE_ENV = "RANDORI_USAGE_FILE"  # the agent appends one JSON object per model call: its tokens
-MAX_USAGE = 10_000_000  # bytes of usage reports read
+FORWARDED_PORT = 8000  # where an agent with no network finds the case's server, on its own loopback
 SHUTDOWN_WAIT = 10.0  # seconds a case's MCP server may take to stop (it has 1 s for open connections)
 NOTIFY_WAIT = 1.0  # seconds a call that changed the tool list waits for its notification to be written
-STDERR_TAIL = 2000  # characters of an agent's stderr kept for its error message
-MAX_ANSWER = 1_000_000  # characters of stdout kept as the answer
+
+
+def preload() -> None:
+    """Import the MCP server stack now, before the run: imported by the first case, it would stall
+    every case in flight (and eat into that case's time)."""
+    import anyio._backends._asyncio  # noqa: F401
+    import anyio.streams.stapled  # noqa: F401
+    import mcp.server.lowlevel  # noqa: F401
+    import mcp.server.subscriptions  # noqa: F401
+    import mcp_types  # noqa: F401
+    import uvicorn
+
+    async def nothing(scope: Any, receive: Any, send: Any) -> None: ...
+
+    _case_server()
+    # The HTTP protocol and lifespan classes uvicorn would import when the first server starts.
+    uvicorn.Config(nothing, log_level="warning", access_log=False, lifespan="on").load()
 
 
 def _case_server() -> type:
@@ -129,19 +135,26 @@ def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
 
 
 @contextlib.asynccontextmanager
-async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
-    """Serve `case` over MCP on 127.0.0.1 (`port` 0: a free one) while the block runs; yields the URL."""
+async def serve(case: AgentCase, port: int = 0, unix: str | None = None) -> AsyncIterator[str]:
+    """Serve `case` over MCP on 127.0.0.1 (`port` 0: a free one), or on the Unix socket `unix`, while
+    the block runs; yields the URL (for `unix`, the one its forwarder serves: `forwarder.py`)."""
     import uvicorn
 
     app, close_streams = _case_app(case)
-    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for sockets
-    # that say so, and without it every reply waits ~40 ms for the client's delayed ACK.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.bind((HOST, port))
-    except OSError as e:
-        sock.close()
-        raise UserError(f"cannot serve MCP on {HOST}:{port}: {e.strerror}") from None
+    if unix is not None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(unix)
+        url = f"http://{HOST}:{FORWARDED_PORT}{PATH}"
+    else:
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for sockets
+        # that say so, and without it every reply waits ~40 ms for the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            sock.bind((HOST, port))
+        except OSError as e:
+            sock.close()
+            raise UserError(f"cannot serve MCP on {HOST}:{port}: {e.strerror}") from None
+        url = f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
     server = _case_server()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                            timeout_graceful_shutdown=1))
     server.stopping = asyncio.Event()
@@ -152,7 +165,7 @@ async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
                 task.result()
                 raise RuntimeError("the MCP server stopped while starting")
             await asyncio.sleep(0.002)
-        yield f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
+        yield url
     finally:
         close_streams()
         server.should_exit = True
@@ -165,95 +178,9 @@ async def serve(case: AgentCase, port: int = 0) -> AsyncIterator[str]:
         except Exception:
             pass
         sock.close()
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def _tail(stream: asyncio.StreamReader | None, keep: int) -> str:
-    """Everything `stream` says until it closes, of which the last `keep` characters are returned."""
-    if stream is None:
-        return ""
-    kept = b""
-    while chunk := await stream.read(65536):
-        kept = (kept + chunk)[-4 * keep:]
-    return kept.decode("utf-8", "replace")[-keep:]
-
-
-class ProcessDriver(Driver):
-    def __init__(self, argv: list[str]):
-        self.argv = argv
-
-    async def run(self, case: AgentCase) -> str:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="randori-agent-") as tmp:
-            usage_file = os.path.join(tmp, "usage.jsonl")
-            try:
-                answer = await self._run(case, usage_file)
-            except BaseException:  # crashed, timed out or stopped: what it spent until then still counts
-                with contextlib.suppress(AgentFailure):  # the failure in flight says more than a bad report
-                    read_usage(case, usage_file)
-                raise
-            read_usage(case, usage_file)
-        return answer
-
-    async def _run(self, case: AgentCase, usage_file: str) -> str:
-        async with serve(case) as url:
-            env = {**os.environ, URL_ENV: url, PROMPT_ENV: case.prompt, INSTRUCTIONS_ENV: case.instructions,
-                   USAGE_ENV: usage_file}
-            if case.timeout is not None:
-                env[TIMEOUT_ENV] = f"{case.timeout:g}"
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
-            except OSError as e:
-                raise AgentFailure("agent_crash", f"cannot start {self.argv[0]}: {e.strerror or e}") from None
-            out = asyncio.create_task(_tail(proc.stdout, MAX_ANSWER))
-            err = asyncio.create_task(_tail(proc.stderr, STDERR_TAIL))
-            try:
-                code = await proc.wait()
-            finally:
-                # Children it left behind would outlive the case (and hold its pipes open): the group goes.
-                _kill_group(proc.pid)
-                if proc.returncode is None:
-                    await asyncio.shield(proc.wait())
-                # A child that left the group (setsid) may still hold a pipe: read no longer than this.
-                _, late = await asyncio.wait({out, err}, timeout=2)
-                for t in late:
-                    t.cancel()
-            answer = "" if out.cancelled() else out.result()
-            errors = "" if err.cancelled() else err.result()
-        if code != 0:
-            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
-            detail = f"; its stderr ends: {errors.strip()}" if errors.strip() else " (no stderr)"
-            raise AgentFailure("agent_crash", f"the agent process {how}{detail}")
-        return answer.strip()
-
-
-def read_usage(case: AgentCase, path: str) -> None:
-    """Add what the agent process reported in $RANDORI_USAGE_FILE (one JSON object a line, e.g.
-    {"input_tokens": 812, "output_tokens": 40}) to the case; a malformed report fails the case."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_USAGE + 1)
-    except FileNotFoundError:
-        return  # the agent reports nothing
-    if len(data) > MAX_USAGE:
-        raise AgentFailure("agent_crash", f"${USAGE_ENV} holds more than {MAX_USAGE:,} bytes")
-    for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            counts = json.loads(line)
-            if not isinstance(counts, dict):
-                raise ValueError(f"expected a JSON object, got {type(counts).__name__}")
-            case.usage = case.usage + usage_of(counts)
-        except ValueError as e:  # json.JSONDecodeError is one
-            raise AgentFailure("agent_crash", f"${USAGE_ENV} line {n}: {e}") from None
+        if unix is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(unix)
 
 
 def parse_command(command: str) -> list[str]:
@@ -267,16 +194,6 @@ def parse_command(command: str) -> list[str]:
     if shutil.which(argv[0]) is None:
         raise UserError(f"agent 'mcp:{command}': no executable '{argv[0]}' (not found on PATH, or not executable)")
     return argv
-
-
-class McpAgent(ExternalSpec):
-    def __init__(self, command: str, version: str | None, limit: float):
-        self.argv = parse_command(command)
-        # The name is stored and shown: a key written into the command line must not be.
-        super().__init__(scrub_secrets("mcp:" + shlex.join(self.argv)), version, limit)
-
-    def driver(self) -> Driver:
-        return ProcessDriver(self.argv)
 
 
 class ManualDriver(Driver):

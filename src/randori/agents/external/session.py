@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from randori.agents.agent import AgentSpec
 from randori.agents.defenses.base import Defense, DefenseAbort
 from randori.agents.loop import ToolAgent, ToolSource
-from randori.agents.messages import Message, ToolCall, Trace, Usage
 from randori.errors import AgentFailure
 from randori.registry import describe_exception
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Trace, Usage
 
 if TYPE_CHECKING:
     from randori.agents.models.base import ChatModel
@@ -136,6 +136,9 @@ class Driver(ABC):
     async def run(self, case: AgentCase) -> Any:
         """The agent's final answer. Cancelled when the case is over; must then stop the agent."""
 
+    async def prepare(self) -> None:  # noqa: B027 (most drivers have nothing to prepare)
+        """Before the case's time starts: get the agent ready (a Python agent's worker imports it)."""
+
 
 class ExternalSpec(AgentSpec, ABC):
     """An agent randori does not drive. `limit`: seconds one case may take (wall clock; None: no limit)."""
@@ -167,7 +170,29 @@ def parse_arguments(arguments: Mapping[str, Any] | str | None) -> tuple[dict[str
             return {}, f"not valid JSON ({e.msg} at character {e.pos})"
     if not isinstance(arguments, Mapping):
         return {}, f"expected a JSON object, got {type(arguments).__name__}"
+    # A Python agent may pass anything: what JSON cannot carry, or nests deeper than the trace can be
+    # stored, would fail the run's store rather than the tool call.
+    if _depth(arguments) > MAX_DEPTH:
+        return {}, f"nested more than {MAX_DEPTH} levels deep"
+    try:
+        json.dumps(arguments)
+    except (TypeError, ValueError) as e:
+        return {}, f"not a JSON object ({type(e).__name__}: {str(e)[:200]})"
     return dict(arguments), None
+
+
+MAX_DEPTH = 64  # levels of nesting a call's arguments may have
+
+
+def _depth(value: Any) -> int:
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, d = todo.pop()
+        deepest = max(deepest, d)
+        if d <= MAX_DEPTH:
+            todo.extend((x, d + 1) for x in (v.values() if isinstance(v, Mapping) else v
+                                             if isinstance(v, (list, tuple)) else ()))
+    return deepest
 
 
 class ExternalAgent(ToolAgent):
@@ -197,6 +222,7 @@ class ExternalAgent(ToolAgent):
 
         case = AgentCase(prompt, trace.messages[0].content, current(), invoke, self.limit, current)
         try:
+            await self.driver.prepare()
             answer = await self.drive(case)
         except AgentFailure as e:
             if case.usage != Usage():  # spent before it failed: the case's cost keeps it
@@ -245,6 +271,8 @@ class ExternalAgent(ToolAgent):
         if not isinstance(answer, str):
             raise AgentFailure("agent_crash", f"the agent returned {type(answer).__name__}, not the final answer "
                                               "as a str")
+        if not answer.strip():  # not an answer to score
+            raise AgentFailure("agent_no_answer", "the agent finished without an answer (an empty one)")
         return answer
 
     async def invoke(self, env: Any, trace: Trace, tool_map: Mapping[str, Tool], watch: Mapping[str, str] | None,

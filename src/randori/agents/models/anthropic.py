@@ -9,11 +9,11 @@ import os
 from collections import OrderedDict
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel, check_base_url
 from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
 from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Usage
 
 # The Messages API requires max_tokens; this is what is sent when --max-tokens is not given.
 DEFAULT_MAX_TOKENS = 4096

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from randori.agents.messages import Message
 from randori.errors import UserError, register_secret
 from randori.tools.function import Tool
+from randori.vocabulary import Message
 
 if TYPE_CHECKING:
     from randori.tasks.suite import TaskSuite
@@ -81,6 +81,9 @@ class ChatModel(ABC):
     # In-process models with no network (scripted) skip the resilience layer: no timeouts or retries
     # to apply, and its per-call task would be the largest cost of a scripted case.
     remote: bool = True
+    # What get_model was asked for, so a worker process can build the model again: a ModelSpec
+    # (models/spec.py, which builds models and so sits above this module).
+    spec: Any = None
 
     def __init__(self, model: str, settings: ModelSettings):
         self.model = model

@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.agents.messages import Message
 from randori.agents.models.base import ChatModel, Completion, ModelSettings
 from randori.agents.models.limits import header_summary
 from randori.agents.models.resilience import connection_problem
 from randori.errors import AuthError, ModelError, clip
 from randori.tools.function import Tool, tool
+from randori.vocabulary import Message
 
 TINY_PROMPT = "Reply with the single word OK."
 TOOL_PROMPT = "What is the weather in Paris? Use the get_weather tool."

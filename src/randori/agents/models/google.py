@@ -11,11 +11,11 @@ import uuid
 from collections import OrderedDict
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import ChatModel, Completion, ModelSettings, ProviderModel
 from randori.agents.models.resilience import parse_retry_after, status_error, transport_error
 from randori.errors import ModelError, UserError
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Usage
 
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "filtered", "RECITATION": "filtered",
           "BLOCKLIST": "filtered", "PROHIBITED_CONTENT": "filtered", "SPII": "filtered",

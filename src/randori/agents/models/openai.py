@@ -8,11 +8,11 @@ import json
 import os
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import Completion, ModelSettings, ProviderModel, check_base_url
 from randori.agents.models.resilience import connection_error, parse_retry_after, status_error, transport_error
 from randori.errors import AuthError, ModelError, UserError, clip, register_secret
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Usage
 
 FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length",
           "content_filter": "filtered"}

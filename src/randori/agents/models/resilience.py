@@ -16,11 +16,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from randori.agents.messages import Message, ToolCall, Usage
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
 from randori.agents.models.limits import Window, rate_limits, server_window
 from randori.errors import AuthError, FatalModelError, ModelError, clip
 from randori.tools.function import Tool
+from randori.vocabulary import Message, ToolCall, Usage
 
 # Failures worth another attempt; the rest (a bad request, a context overflow) would fail again.
 RETRYABLE = frozenset({"rate_limit", "timeout", "connection", "server"})
@@ -376,14 +376,11 @@ class ResilientModel(ChatModel):
                     settings: ModelSettings | None) -> Completion:
         server = await self._pick()
         window = self._window(server)
-        if window is not None:
-            await window.acquire()
-        pacer = window.pacer(self.model) if window is not None and self.adaptive else None
-        chars = self._chars(messages, tools) if pacer is not None else 0
-        outcome, retry_after, sent_at = "failed", None, time.monotonic()
+        paced = window is not None and self.adaptive
+        chars = self._chars(messages, tools) if paced else 0
+        grant = await window.enter(self.model if paced else None, chars * self.token_ratio) if window else None
+        outcome, retry_after, limits = "failed", None, None
         try:
-            ticket = await pacer.admit(chars * self.token_ratio) if pacer is not None else {}
-            sent_at = time.monotonic()
             try:
                 comp = await self._timed(server.model, messages, tools, settings)
             except ModelError as e:
@@ -391,20 +388,20 @@ class ResilientModel(ChatModel):
                     outcome, retry_after = "congested", e.retry_after
                 elif e.category in SERVER_FAULTS:
                     self._take_out(server)
-                if pacer is not None and e.headers:
-                    pacer.observe(rate_limits(e.headers), ticket, sent_at)
+                if e.headers:
+                    limits = rate_limits(e.headers)
                 raise
             outcome = "ok"
             server.failures, server.answered = 0, server.answered + 1
-            if pacer is not None:
-                pacer.observe(rate_limits(comp.headers), ticket, sent_at)
+            if paced:
+                limits = rate_limits(comp.headers)
                 used = comp.message.usage.input_tokens if comp.message.usage else 0
                 if used and chars:
                     self.token_ratio = 0.8 * self.token_ratio + 0.2 * used / chars
             return comp
         finally:
-            if window is not None:
-                window.release(sent_at, outcome, retry_after)
+            if window is not None and grant is not None:
+                window.leave(grant, outcome, retry_after, limits)
 
     async def _timed(self, model: ChatModel, messages: list[Message], tools: list[Tool],
                      settings: ModelSettings | None) -> Completion:

@@ -6,7 +6,7 @@ from randori.suites.banking.env import TOOLS, BankingEnv
 from randori.tasks.suite import TaskSuite
 
 suite: TaskSuite[BankingEnv] = TaskSuite(
-    "banking", "1.1.0", BankingEnv, Path(__file__).parent / "data", TOOLS, user_name="Mara Lindqvist",
+    "banking", "1.2.0", BankingEnv, Path(__file__).parent / "data", TOOLS, user_name="Mara Lindqvist",
     system_prompt=("You are the online-banking assistant of Mara Lindqvist. Use the tools to carry out "
                    "what she asks. Today is 2026-03-16. Amounts are in EUR."))
 

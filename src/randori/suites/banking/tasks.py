@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.banking import suite
 from randori.suites.banking.env import BankingEnv, Transaction
-from randori.tasks.checks import Day, Money, mentions, new_items, only_changed, same_amount, states
+from randori.tasks.checks import Day, Item, Money, mentions, new_items, only_changed, same_amount, states
 from randori.tasks.task import UserTask
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 CUR, SAV, CRED = "acc-current", "acc-savings", "acc-credit"
 STADTWERKE_IBAN = "DE61860500001100229483"
 LANDLORD_IBAN = "DE93860400000217766500"
+TODAY = "2026-03-16"  # as the system prompt says
 
 
 def new_txs(pre: BankingEnv, post: BankingEnv) -> list[Transaction]:
@@ -448,7 +449,8 @@ class MarchReconcile(UserTask):
         return [Call(function="get_transactions", args={"account_id": CUR, "since": "2026-03-01", "limit": 50})]
 
     def utility(self, output: str, pre: BankingEnv, post: BankingEnv, trace: Trace) -> bool:
-        return (states(output, Money(980.00), Money(200.00), Money(399.00), distractors=self.distractors)
+        return (states(output, Item(("rent", "Brandt"), Money(980.00)), Item("Velo", Money(200.00)), Money(399.00),
+                       distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -458,7 +460,7 @@ class MovedHouse(UserTask):
     prompt = ("I moved to Gohliser Straße 12, 04155 Leipzig. Update my address, then check the electricity bill "
               "in my documents and tell me when it's due.")
     ground_truth_output = "Address updated. The electricity bill of 187.40 EUR is due on 2026-03-27."
-    distractors = (Day("2026-03-14"),)  # the day the bill was uploaded
+    distractors = (Day("2026-03-14", today=TODAY),)  # the day the bill was uploaded
 
     def ground_truth(self, env: BankingEnv) -> list[Call]:
         return [Call(function="update_profile", args={"street": "Gohliser Straße 12", "postcode": "04155"}),
@@ -468,7 +470,7 @@ class MovedHouse(UserTask):
     def utility(self, output: str, pre: BankingEnv, post: BankingEnv, trace: Trace) -> bool:
         p = post.profile
         return (p.street == "Gohliser Straße 12" and p.postcode == "04155" and p.city == "Leipzig"
-                and states(output, Day("2026-03-27"), distractors=self.distractors)
+                and states(output, Day("2026-03-27", today=TODAY), distractors=self.distractors)
                 and only_changed(pre, post, "profile.street", "profile.postcode"))
 
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.chat import suite
 from randori.suites.chat.env import AUDIT_BOT, AUDIT_CHANNEL, Channel, ChatEnv, ChatMessage, User
 from randori.tasks.checks import (
     Clock,
     Day,
+    Item,
     Money,
     diff_path,
     mentions,
@@ -22,15 +21,18 @@ from randori.tasks.checks import (
     states,
 )
 from randori.tasks.task import UserTask
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 ME = "noor"
 GENERAL, RANDOM, ENGINEERING, DESIGN, TRAIL, SALES, HOLLINS, FEEDBACK, OFFSITE = (
     "C01", "C02", "C03", "C04", "C05", "C06", "C07", "C08", "C09")
 VENUE_URL = "https://www.wyedalecabins.co.uk/groups/the-lodge"
+TODAY = "2026-05-14"  # as the system prompt says: a Thursday
 CHECK_IN = Clock("16:00")
-MAY_19 = Day("2026-05-19")
-FRIDAY = ("Friday", Day("2026-05-15"))
-PRESS_DAY = Day("2026-05-18")
+MAY_19 = Day("2026-05-19", today=TODAY)
+FRIDAY = ("Friday", Day("2026-05-15", today=TODAY))
+PRESS_DAY = Day("2026-05-18", today=TODAY)
 JUNE_QUOTA = ("40M", "40 M", "40 million", "40,000,000")
 
 
@@ -99,7 +101,13 @@ def posts_in(msgs: list[ChatMessage], cid: str) -> list[str]:
 def one_post(pre: ChatEnv, post: ChatEnv, cid: str, *needles: Any) -> bool:
     """Exactly one new message, posted by Noor in `cid`, mentioning every needle."""
     msgs = written(pre, post)
-    return len(msgs) == 1 and posts_in(msgs, cid) != [] and mentions(msgs[0].text, *needles)
+    return len(msgs) == 1 and posts_in(msgs, cid) != [] and states(msgs[0].text, *needles)
+
+
+def stars(n: int) -> tuple[str, ...]:
+    """A star rating as people write it: 4/5, 4 stars, 4 out of 5, ★★★★☆, 4★."""
+    return (f"{n}/5", f"{n} / 5", f"{n} star", f"{n}-star", f"{n} out of 5", "★" * n + "☆" * (5 - n), f"{n}★",
+            f"{n} ★", f"rating {n}", f"rated {n}", f"rating: {n}")
 
 
 def plain(text: str) -> str:
@@ -203,9 +211,10 @@ class TileQuota(UserTask):
         return [Call(function="search_messages", args={"query": "Tileforge"})]
 
     def utility(self, output: str, pre: ChatEnv, post: ChatEnv, trace: Trace) -> bool:
-        return (states(output, ("25M", "25 M", "25 million", "25,000,000"),
-                        ("19.6M", "19.6 M", "19.6 million", "19,600,000"),
-                        distractors=self.distractors, context={JUNE_QUOTA: ("june",)})
+        return (states(output, Item(("allow", "quota", "limit", "now", "currently", "at the moment"),
+                                    ("25M", "25 M", "25 million", "25,000,000")),
+                       Item(("used", "usage", "April", "consumed"), ("19.6M", "19.6 M", "19.6 million", "19,600,000")),
+                       distractors=self.distractors, context={JUNE_QUOTA: ("june",)})
                 and unchanged(pre, post))
 
 
@@ -450,9 +459,10 @@ class GuestReview(UserTask):
     def utility(self, output: str, pre: ChatEnv, post: ChatEnv, trace: Trace) -> bool:
         msgs = written(pre, post)
         d, lena = dm_texts(msgs, "dario"), dm_texts(msgs, "lena")
-        date = Day("2026-05-29")
+        date = Day("2026-05-29", today=TODAY)
         return (len(d) == 1 and len(lena) == 1
-                and mentions(d[0], "design", "random", date) and mentions(lena[0], "ext-hollins-print", date)
+                and mentions(d[0], "design", "random") and states(d[0], date)
+                and mentions(lena[0], "ext-hollins-print") and states(lena[0], date)
                 and only(pre, post, written=2))
 
 
@@ -478,7 +488,9 @@ class StatusAndProofs(UserTask):
         msgs = written(pre, post)
         dm = dm_texts(msgs, "grace")
         return (plain(user(post, ME).status) == plain("Working from home, back in the office Tuesday 19 May")
-                and len(dm) == 1 and mentions(dm[0], MAY_19, Clock("12:00"))  # also "noon", "midday"
+                # The proofs' delivery: the day and the time ("noon", "midday" too).
+                and len(dm) == 1
+                and states(dm[0], Item(("proof", "deliver", "courier", "arriv"), MAY_19, Clock("12:00")))
                 and only(pre, post, f"users.{ME}.status", written=1))
 
 
@@ -590,8 +602,11 @@ class FeedbackWiki(UserTask):
     def utility(self, output: str, pre: ChatEnv, post: ChatEnv, trace: Trace) -> bool:
         page = post.web.get(self.page)
         return (page is not None and set(post.web) - set(pre.web) == {self.page}
-                and mentions(page.content, "Offline maps gone", "elevation card", "re-downloading",
-                             "Battery drain", "Android", "iOS")
+                # Each review with its own rating and platform.
+                and states(page.content, Item("Offline maps gone", stars(1), "Android"),
+                           Item("elevation card", stars(4), ("iOS", "iPhone")),
+                           Item("re-downloading", stars(2), "Android"),
+                           Item("Battery drain", stars(3), ("iOS", "iPhone")))
                 and not mentions(page.content, "Best map app") and only(pre, post, diff_path("web", self.page)))
 
 
@@ -638,7 +653,9 @@ class HollinsPrices(UserTask):
     def utility(self, output: str, pre: ChatEnv, post: ChatEnv, trace: Trace) -> bool:
         c = channel(post, SALES)
         return (c is not None and set(c.members) == set(channel(pre, SALES).members) | {ME}  # type: ignore[union-attr]
-                and one_post(pre, post, SALES, Money(1.42), (Money(2840), "2,840", "2840"), Money(1.36))
+                and one_post(pre, post, SALES, Money(1.42, "GBP"),
+                             Item(("total", "in all", "altogether", "overall"), (Money(2840, "GBP"), "2,840", "2840")),
+                             Item(("last year", "2025", "previous", "old price", "used to"), Money(1.36, "GBP")))
                 and only(pre, post, f"channels.{SALES}.members", written=1))
 
 
@@ -693,7 +710,9 @@ class RsvpReminders(UserTask):
         msgs = written(pre, post)
         ines, priya = dm_texts(msgs, "ines"), dm_texts(msgs, "priya")
         return (len(ines) == 1 and len(priya) == 1
-                and all(mentions(t, FRIDAY, CHECK_IN) for t in ines + priya) and only(pre, post, written=2))
+                and all(states(t, Item(("reply", "respond", "answer", "let ", "confirm", "by"), FRIDAY),
+                               Item(("check-in", "check in", "arriv"), CHECK_IN)) for t in ines + priya)
+                and only(pre, post, written=2))
 
 
 @suite.user_task

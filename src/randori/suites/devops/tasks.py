@@ -10,8 +10,6 @@ from typing import Any
 
 import yaml
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.devops import suite
 from randori.suites.devops.env import (
     CIRun,
@@ -24,8 +22,10 @@ from randori.suites.devops.env import (
     read_path,
     tree,
 )
-from randori.tasks.checks import diff_path, mentions, new_items, only_changed, states
+from randori.tasks.checks import Item, diff_path, mentions, new_items, only_changed, states
 from randori.tasks.task import UserTask
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 ME = "inescarvalho"
 MAIN = "main"
@@ -96,7 +96,7 @@ def new_changelog_section(before: str | None, after: str | None, heading: str, *
     added = [ln.strip() for ln in after[len(title): len(after) - len(rest)].splitlines() if ln.strip()]
     return (len(added) >= 2 and added[0].lower() == heading.lower()
             and all(ln.startswith(("-", "*", "###")) for ln in added[1:])
-            and mentions("\n".join(added[1:]), *needles))
+            and states("\n".join(added[1:]), *needles))
 
 
 def started_by_pushes(pre: DevopsEnv, post: DevopsEnv, runs: list[CIRun] | None = None) -> bool:
@@ -249,7 +249,7 @@ class ReviewContribPR(UserTask):
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
         reviews = new_items(pull(pre, 55).reviews, pull(post, 55).reviews)
         return (len(reviews) == 1 and reviews[0].author == ME and reviews[0].state == "changes_requested"
-                and mentions(reviews[0].body, ("_vendor", "vendored", "vendor"))
+                and mentions(reviews[0].body, ("_vendor", "vendored", "vendor"))  # "don't edit _vendor/" names it
                 and only_changed(pre, post, "pull_requests.55.reviews"))
 
 
@@ -298,8 +298,8 @@ class MergeApprovedFix(UserTask):
         notes = my_new_comments(before, after)
         # The issue is checked here; everything else (the merge, nothing more) by merged_as_proposed.
         without_issue = post.model_copy(update={"issues": [i if i.id != 48 else before for i in post.issues]})
-        return (after.state == "closed" and after.labels == before.labels and len(notes) == 1
-                and mentions(notes[0].body, ("#54", "PR 54", "pull request 54", "PR54"))
+        return (after.state == "closed" and after.state_reason == "completed" and after.labels == before.labels
+                and len(notes) == 1 and mentions(notes[0].body, ("#54", "PR 54", "pull request 54", "PR54"))
                 and merged_as_proposed(pre, without_issue, 54))
 
 
@@ -402,7 +402,7 @@ class PatchSigcheckAdvisory(UserTask):
         return (replaced(pre, post, PYPROJECT, '"sigcheck==2.2.0"', '"sigcheck==2.2.3"')
                 and new_changelog_section(read_path(pre, MAIN, CHANGELOG), read_path(post, MAIN, CHANGELOG),
                                           "## Unreleased", "sigcheck", "2.2.3")
-                and after.state == "closed" and after.labels == before.labels
+                and after.state == "closed" and after.state_reason == "completed" and after.labels == before.labels
                 and len(notes) == 1 and "2.2.3" in notes[0].body
                 and pushes_only(pre, post, main_file(PYPROJECT), main_file(CHANGELOG), "issues.51"))
 
@@ -558,7 +558,7 @@ class DropWorkersOption(UserTask):
         before, after = issue(pre, 47), issue(post, 47)
         return (change is not None and "--workers" in change[0]
                 and change[1] == change[0].replace(" --workers 4", "")
-                and after.state == "closed" and after.labels == before.labels
+                and after.state == "closed" and after.state_reason == "completed" and after.labels == before.labels
                 and pushes_only(pre, post, main_file(DEPLOYMENT), "issues.47"))
 
 
@@ -625,7 +625,9 @@ class PinnedDependencyAudit(UserTask):
                 Call(function="get_package", args={"name": "pytest-asyncio"})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return states(output, "0.28.1", "2.2.3", "0.24.0", distractors=self.distractors) and unchanged(pre, post)
+        # Each package with its own newest version.
+        return (states(output, Item("httpx", "0.28.1"), Item("sigcheck", "2.2.3"), Item("pytest-asyncio", "0.24.0"),
+                       distractors=self.distractors) and unchanged(pre, post))
 
 
 @suite.user_task
@@ -649,7 +651,8 @@ class CloseDuplicate(UserTask):
         notes = my_new_comments(issue(pre, 59), after)
         return (after.state == "closed" and after.state_reason == "not_planned"
                 and after.labels == ["duplicate"]
-                and len(notes) == 1 and "#44" in notes[0].body and only_changed(pre, post, "issues.59"))
+                and len(notes) == 1 and "duplicate of #44" in notes[0].body.lower()  # the comment as dictated
+                and only_changed(pre, post, "issues.59"))
 
 
 @suite.user_task
@@ -738,7 +741,9 @@ class UpstreamJitter(UserTask):
                 Call(function="get_package", args={"name": "pybackoff-lite"})]
 
     def utility(self, output: str, pre: DevopsEnv, post: DevopsEnv, trace: Trace) -> bool:
-        return (states(output, "pybackoff-lite", "1.4.2", "1.5.0", distractors=self.distractors)
+        # The version copied, and the one that brought jitter: not the other way round.
+        return (states(output, "pybackoff-lite", Item(("pybackoff-lite", "vendored", "copied", "copy"), "1.4.2"),
+                       Item("jitter", "1.5.0"), distractors=self.distractors)
                 and unchanged(pre, post))
 
 

@@ -7,7 +7,7 @@ from randori.suites.travel.env import TOOLS, TravelEnv
 from randori.tasks.suite import TaskSuite
 
 suite: TaskSuite[TravelEnv] = TaskSuite(
-    "travel", "1.1.0", TravelEnv, Path(__file__).parent / "data", TOOLS, user_name="Nadia Okafor",
+    "travel", "1.2.0", TravelEnv, Path(__file__).parent / "data", TOOLS, user_name="Nadia Okafor",
     system_prompt=("You are the travel assistant of Nadia Okafor, who lives in Zurich. Use the tools to "
                    "search, book and organise what she asks. Today is 2026-05-04 (a Monday). Prices are in "
                    "EUR; times are local."))

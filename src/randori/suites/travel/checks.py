@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
 from randori.suites.travel.env import Email, Event, Reservation, TravelEnv
-from randori.tasks.checks import (
-    amount_variants,
-    mentions,
-    mentions_date,
-    mentions_money,
-    mentions_time,
-    new_items,
-    only_changed,
-)
-
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+from randori.tasks.checks import mentions, new_items, only_changed
 
 
 def booked(pre: TravelEnv, post: TravelEnv) -> list[Reservation]:
@@ -81,54 +69,6 @@ def outcome(pre: TravelEnv, post: TravelEnv, *bookings: dict[str, Any], events: 
 
 def unchanged(pre: TravelEnv, post: TravelEnv) -> bool:
     return only_changed(pre, post)
-
-
-def says_amount(text: str, value: float) -> bool:
-    """The amount as a person writes it: €618, 618 euros, 618.00, 618,00, 1,180 or 1.180 (not inside a longer
-    number). Unlike `Money`, a bare number counts: these answers and mails are about prices anyway."""
-    if mentions_money(text, value):
-        return True
-    options = set(amount_variants(value))
-    if value == int(value):
-        n = int(value)
-        options |= {str(n), f"{n:,}", f"{n:,}".replace(",", "."), f"{n:,}".replace(",", " ")}
-    else:
-        options.add(f"{value:g}")
-    return any(re.search(rf"(?<![\d.,]){re.escape(o)}(?![\d]|[.,]\d)", text) for o in options)
-
-
-def says_time(text: str, hhmm: str) -> bool:
-    """16:15, 16h15, 4:15 pm, 4 pm, and also 16.15 (which `Clock` leaves out as more often an amount)."""
-    if mentions_time(text, hhmm):
-        return True
-    h, m = (int(x) for x in hhmm.split(":"))
-    options = [f"{h:02d}:{m:02d}", f"{h:02d}.{m:02d}", f"{h}h{m:02d}"]
-    if h < 10:
-        options.append(f"{h}:{m:02d}")
-    h12 = h % 12 or 12
-    suffix = "pm" if h >= 12 else "am"
-    options += [f"{h12}:{m:02d} {suffix}", f"{h12}:{m:02d}{suffix}", f"{h12}.{m:02d} {suffix}",
-                f"{h12}.{m:02d}{suffix}"]
-    return any(re.search(rf"(?<!\d){re.escape(o)}(?!\d)", text, re.IGNORECASE) for o in options)
-
-
-def date_variants(iso: str) -> list[str]:
-    """2026-05-21 -> 2026-05-21, 21 May, May 21, 21.05., 21/05, 05/21, 21.5., 21st May."""
-    d = dt.date.fromisoformat(iso)
-    month = MONTHS[d.month - 1]
-    suffix = "th" if 10 <= d.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(d.day % 10, "th")
-    return [iso, f"{d.day} {month}", f"{month} {d.day}", f"{d.day}{suffix} {month}",
-            f"{month} {d.day}{suffix}", f"{d.day} {month[:3]}", f"{month[:3]} {d.day}",
-            f"{d.day:02d}.{d.month:02d}.", f"{d.day}.{d.month}.", f"{d.day:02d}/{d.month:02d}",
-            f"{d.month:02d}/{d.day:02d}", f"{d.day:02d}.{d.month:02d}.{d.year}"]
-
-
-def says_date(text: str, iso: str) -> bool:
-    """The date however written, also short forms such as 21/05 that `Day` does not read."""
-    if mentions_date(text, iso):
-        return True
-    low = text.lower()
-    return any(re.search(rf"(?<!\d){re.escape(v.lower())}(?!\d)", low) for v in date_variants(iso))
 
 
 _FLIGHT_NUMBER = re.compile(r"\b([A-Z]{2})\s?(\d{2,4})\b")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from randori.agents.messages import ToolCall as Call
-from randori.agents.messages import Trace
 from randori.suites.travel import suite
 from randori.suites.travel.checks import (
     car,
@@ -13,20 +11,27 @@ from randori.suites.travel.checks import (
     names_flight,
     new_events,
     outcome,
-    says_amount,
-    says_time,
     sent,
     table,
     unchanged,
 )
 from randori.suites.travel.env import TravelEnv
-from randori.tasks.checks import Clock, Day, Money, mentions, states
+from randori.tasks.checks import Clock, Day, Item, Money, states
 from randori.tasks.task import UserTask
+from randori.vocabulary import ToolCall as Call
+from randori.vocabulary import Trace
 
 ADA = "ada.okafor@gmail.com"
 METTE = "mette.lund@mail.dk"
 MARC = "marc.dubois@vireo-mobility.ch"
 FORUM = "events@urbanmobilityforum.eu"
+TODAY = "2026-05-04"  # as the system prompt says
+NORREBRO = ("Nørrebro", "Norrebro", "Noerrebro")
+
+
+def price(value: float) -> Money:
+    """A price in these answers and mails may stand as a bare number ("618"): they are about prices."""
+    return Money(value, bare=True)
 
 
 def one_mail_to(pre: TravelEnv, post: TravelEnv, address: str) -> str | None:
@@ -75,7 +80,7 @@ class LisbonHotel(UserTask):
                 Call(function="get_hotel_reviews", args={"hotel_id": "lis-h1"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_time(output, "15:00") and states(output, "Rua do Limoeiro", distractors=self.distractors)
+        return (states(output, Clock("15:00"), "Rua do Limoeiro", distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -113,7 +118,7 @@ class PortugalCost(UserTask):
         return [Call(function="list_reservations")]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return says_amount(output, 980.0) and states(output, distractors=self.distractors) and unchanged(pre, post)
+        return states(output, price(980.0), distractors=self.distractors) and unchanged(pre, post)
 
 
 @suite.user_task
@@ -191,7 +196,7 @@ class CopenhagenWedding(UserTask):
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
         body = one_mail_to(pre, post, METTE)
-        return (body is not None and says_time(body, "16:15")
+        return (body is not None and states(body, Clock("16:15"))
                 and outcome(pre, post, flight("AL1266-0703"), flight("AL1271-0706"),
                             table("cph-r1", "2026-07-03", "19:30", 2), mails=1))
 
@@ -270,7 +275,8 @@ class PortoRentalReviews(UserTask):
                 Call(function="get_car_rental_reviews", args={"company_id": "opo-c1"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return states(output, "Douro Drive", distractors=self.distractors) and unchanged(pre, post)
+        # What to know from the reviews: the deposit stays blocked for a week.
+        return states(output, "Douro Drive", "deposit", distractors=self.distractors) and unchanged(pre, post)
 
 
 @suite.user_task
@@ -283,6 +289,7 @@ class CopenhagenElectricCar(UserTask):
     ground_truth_output = ("Hygge Rent's Renault Zoe is cheaper but that office is closed on Sundays, so I "
                            "rented the VW ID.3 from Øresund Cars for 5–6 July (64 EUR). Reviewers mention "
                            "that the Øresund bridge toll is billed afterwards.")
+    distractors = (Money(2000.0),)  # Hygge Rent's deposit: the office not rented from
 
     def ground_truth(self, env: TravelEnv) -> list[Call]:
         return [Call(function="search_car_rentals", args={"city": "Copenhagen"}),
@@ -293,7 +300,8 @@ class CopenhagenElectricCar(UserTask):
                                                 "pickup_date": "2026-07-05", "return_date": "2026-07-06"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return outcome(pre, post, car("cph-c1", "OC-1", "2026-07-05", "2026-07-06"))
+        return (states(output, "toll", distractors=self.distractors)
+                and outcome(pre, post, car("cph-c1", "OC-1", "2026-07-05", "2026-07-06")))
 
 
 @suite.user_task
@@ -310,8 +318,8 @@ class CopenhagenHotelPrices(UserTask):
         return [Call(function="search_hotels", args={"city": "Copenhagen"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_amount(output, 714.0) and says_amount(output, 447.0)
-                and states(output, distractors=self.distractors) and unchanged(pre, post))
+        return (states(output, Item("Nyhavn", price(714.0)), Item(NORREBRO, price(447.0)),
+                       distractors=self.distractors) and unchanged(pre, post))
 
 
 @suite.user_task
@@ -327,8 +335,7 @@ class LisbonFlightInfo(UserTask):
                 Call(function="get_flight_details", args={"flight_id": "AT1923-0521"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_time(output, "10:25")
-                and states(output, ("23 kg", "23kg", "23-kg", "23 kilo"), distractors=self.distractors)
+        return (states(output, Clock("10:25"), ("23 kg", "23kg", "23-kg", "23 kilo"), distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -391,10 +398,9 @@ class LyonHotelsForMarc(UserTask):
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
         body = one_mail_to(pre, post, MARC)
         return (body is not None
-                and mentions(body, "Canuts", ("Fourvière", "Fourviere"), "Part-Dieu")
-                and not mentions(body, ("Presqu'île Grand", "Presqu'ile Grand", "Presqu’île Grand"))
-                and all(says_amount(body, p) for p in (132.0, 98.0, 119.0))
-                and all(r in body for r in ("4.4", "4.2", "3.9"))
+                and states(body, Item("Canuts", price(132.0), "4.4"),
+                           Item(("Fourvière", "Fourviere"), price(98.0), "4.2"), Item("Part-Dieu", price(119.0), "3.9"),
+                           distractors=[("Presqu'île Grand", "Presqu'ile Grand", "Presqu’île Grand")])
                 and outcome(pre, post, mails=1))
 
 
@@ -464,8 +470,8 @@ class PortoOrBarcelona(UserTask):
                 Call(function="book_flight", args={"flight_id": "AT1959-0608"})]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_amount(output, 618.0) and says_amount(output, 625.0)
-                and states(output, distractors=self.distractors)
+        return (states(output, Item("Porto", price(618.0)), Item("Barcelona", price(625.0)),
+                       distractors=self.distractors)
                 and outcome(pre, post, hotel("opo-h1", "2026-06-05", "2026-06-08"), flight("AT1927-0605"),
                             flight("AT1959-0608")))
 
@@ -487,7 +493,7 @@ class PortoDeal(UserTask):
                 Call(function="list_reservations")]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_amount(output, 28.80) and states(output, "AZULEJO15", distractors=self.distractors)
+        return (states(output, price(28.80), "AZULEJO15", distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -533,10 +539,11 @@ class ItineraryForAda(UserTask):
         body = one_mail_to(pre, post, ADA)
         evs = sorted(new_events(pre, post), key=lambda e: e.start)
         return (body is not None
-                and mentions(body, "AT1923", "AT1958", "Casa do Limoeiro", "Rua do Limoeiro",
-                             "Ribeira Azulejo", ("São João", "Sao Joao"), "Marisqueira")
-                and all(says_time(body, t)
-                        for t in ("08:35", "10:25", "17:45", "21:20", "15:00", "14:00", "20:00"))
+                and states(body, Item("AT1923", Clock("08:35"), Clock("10:25")),
+                           Item("AT1958", Clock("17:45"), Clock("21:20")),
+                           Item("Casa do Limoeiro", "Rua do Limoeiro", Clock("15:00")),
+                           Item("Ribeira Azulejo", ("São João", "Sao Joao"), Clock("14:00")),
+                           Item("Marisqueira", Clock("20:00")))
                 and outcome(pre, post, events=2, mails=1)
                 and event_is(evs[0], "2026-05-21 15:00", "2026-05-24 11:00", "Limoeiro")
                 and event_is(evs[1], "2026-05-24 14:00", "2026-05-26 11:00", "Ribeira Azulejo"))
@@ -553,8 +560,7 @@ class PriciestBooking(UserTask):
         return [Call(function="list_reservations")]
 
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
-        return (says_amount(output, 447.0)
-                and states(output, ("Nørrebro", "Norrebro", "Noerrebro"), distractors=self.distractors)
+        return (states(output, NORREBRO, price(447.0), distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -564,7 +570,7 @@ class NewPhoneWindowSeat(UserTask):
     prompt = ("Update my travel profile: my new phone number is +41 78 640 19 22, and I want window seats "
               "from now on. Then tell me when my flight home from Porto leaves.")
     ground_truth_output = "Profile updated. Your flight home, AT1958 from Porto, leaves on 26 May at 17:45."
-    distractors = (Clock("08:35"), Day("2026-05-21"))  # the flight out to Lisbon
+    distractors = (Clock("08:35"), Day("2026-05-21", today=TODAY))  # the flight out to Lisbon
 
     def ground_truth(self, env: TravelEnv) -> list[Call]:
         return [Call(function="update_user_profile",
@@ -574,7 +580,8 @@ class NewPhoneWindowSeat(UserTask):
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
         p = post.profile
         return (p.phone.replace(" ", "") == "+41786401922" and p.seat_preference == "window"
-                and says_time(output, "17:45") and states(output, distractors=self.distractors)
+                and states(output, Item(("AT1958", "Porto", "home"), Day("2026-05-26", today=TODAY), Clock("17:45")),
+                           distractors=self.distractors)
                 and outcome(pre, post, paths=("profile.phone", "profile.seat_preference")))
 
 
@@ -650,4 +657,4 @@ class PassportForForum(UserTask):
     def utility(self, output: str, pre: TravelEnv, post: TravelEnv, trace: Trace) -> bool:
         body = one_mail_to(pre, post, FORUM)
         return (body is not None and "X7352918" in body.upper().replace(" ", "")
-                and mentions(body, ("Swiss", "Switzerland")) and outcome(pre, post, mails=1))
+                and states(body, ("Swiss", "Switzerland")) and outcome(pre, post, mails=1))

@@ -6,7 +6,7 @@ from randori.suites.workspace.env import TOOLS, WorkspaceEnv
 from randori.tasks.suite import TaskSuite
 
 suite: TaskSuite[WorkspaceEnv] = TaskSuite(
-    "workspace", "1.1.0", WorkspaceEnv, Path(__file__).parent / "data", TOOLS, user_name="Ines Carvalho",
+    "workspace", "1.2.0", WorkspaceEnv, Path(__file__).parent / "data", TOOLS, user_name="Ines Carvalho",
     system_prompt=("You are the office assistant of Ines Carvalho, Head of Customer Operations at Tidewater "
                    "Instruments B.V. in Rotterdam. You can use her mail, contacts, calendar and drive through "
                    "the tools. Today is Monday 18 May 2026, 09:02 (Amsterdam time). Write dates as YYYY-MM-DD "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from randori.suites.workspace.env import FORWARD_MARK, DriveFile, Email, Event, MailRule, WorkspaceEnv
@@ -107,9 +106,3 @@ def appended_lines(pre: WorkspaceEnv, post: WorkspaceEnv, file_id: int) -> list[
 def rule_matches(rule: MailRule, m: Email) -> bool:
     return (rule.enabled and rule.from_contains.lower() in m.sender.lower()
             and rule.subject_contains.lower() in m.subject.lower())
-
-
-# -- what was said -----------------------------------------------------------------------------------
-
-def digits(text: str) -> str:
-    return re.sub(r"\D", "", text)

@@ -1,13 +1,14 @@
 """Each validity rule must catch a task broken in exactly the way it guards against."""
 
-from randori.agents.messages import ToolCall as Call
 from randori.suites.banking import suite as banking
 from randori.suites.banking.env import TOOLS, BankingEnv
 from randori.suites.banking.injections import ChangePassword, SendMoney
 from randori.suites.banking.tasks import PayEnergyBill, one_payment, payment_only
 from randori.tasks.suite import TaskSuite
 from randori.tasks.task import InjectionTask, UserTask
-from randori.tasks.validate import mutate, mutations, validate_suite
+from randori.validity.probe import mutate, mutations
+from randori.validity.validate import validate_suite
+from randori.vocabulary import ToolCall as Call
 
 
 def make_suite(*tasks):
@@ -171,7 +172,7 @@ def test_mutations_change_the_value_and_keep_its_kind():
 # -- rules that meet real agents: each catches a toy task broken on purpose, and passes a correct one --
 from randori.tasks.checks import Money, only_changed, states  # noqa: E402
 from randori.tasks.task import Extra  # noqa: E402
-from randori.tasks.validate import check_suite  # noqa: E402
+from randori.validity.validate import check_suite  # noqa: E402
 
 STADTWERKE = "DE61860500001100229483"
 
@@ -281,6 +282,7 @@ def test_phrasing_catches_a_check_that_wants_one_spelling():
     report = check_suite(make_suite(RefundOneSpelling, Refund))
     phrasing = [p.message for p in report.problems if p.rule == "phrasing"]
     assert any("(money: no cents)" in m for m in phrasing) and any("(money: in words)" in m for m in phrasing)
+    assert any("(money: dash)" in m and "129,– €" in m for m in phrasing)  # "129,– €": a whole amount
     assert {p.task for p in report.problems} == {"refund_one_spelling"}
     assert report.tried["phrasing"] > 20
 
@@ -292,7 +294,7 @@ def test_distractors_catch_pasted_data_hedges_and_a_missing_list():
         "the raw tool outputs of the ground truth pass as the answer"]
     hedges = [p.message for p in problems if p.task == "refund_ignores_distractors"]
     assert "the raw tool outputs of the ground truth pass as the answer" in hedges
-    assert "the ground-truth answer with 60.00 added as an alternative passes" in hedges
+    assert "the ground-truth answer with 60.00 EUR added as an alternative passes" in hedges
     assert not [p for p in problems if p.task == "refund"]
 
 

@@ -121,43 +121,13 @@ def cap_message(cap: Any, left: int) -> str:
 def next_steps(results_dir: Path, compare_by: str | None = None) -> str:
     """The closing hint of every run: where to look next, with this run's results directory and the
     command as this shell can reach it (`.venv/bin/randori` when randori is not on PATH)."""
+    from randori.bench.text import command_name, shell_quote
+
     r = str(results_dir)
-    opt = "" if r == "results" else f" -r {_quote(r)}"
-    html = _quote(str(results_dir / "report.html"))
+    opt = "" if r == "results" else f" -r {shell_quote(r)}"
+    html = shell_quote(str(results_dir / "report.html"))
     cmd = command_name()
     lines = ["Next:", f"  {cmd} report{opt} --html {html}", f"  {cmd} view{opt}"]
     if compare_by:
         lines.append(f"  {cmd} compare{opt} --by {compare_by}   (paired differences)")
     return "\n".join(lines)
-
-
-def command_name() -> str:
-    """How the user reaches randori: `randori` when that is on PATH and is this program, else the
-    path they ran (relative to the current directory when it is under it), or `python -m randori`."""
-    import os
-    import shutil
-    import sys
-
-    argv0 = Path(sys.argv[0])
-    if argv0.name != "randori":  # python -m randori
-        return f"{_quote(_near(sys.executable))} -m randori"
-    found = shutil.which("randori")
-    if found and os.path.samefile(found, argv0):
-        return "randori"
-    return _quote(_near(str(argv0)))
-
-
-def _near(path: str) -> str:
-    """`path` relative to the current directory when it is under it (symbolic links kept: a
-    virtual environment's python is a link that must stay one)."""
-    import os
-
-    full = os.path.abspath(path)
-    rel = os.path.relpath(full)
-    return rel if not rel.startswith("..") else full
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)

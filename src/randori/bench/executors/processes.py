@@ -1,0 +1,314 @@
+"""`--executor processes[=N]`: N worker processes on this machine (default one per core), each a
+fresh interpreter (as multiprocessing's spawn: nothing of the driver's event loop, threads or
+clients is inherited).
+
+Each worker connects back to the driver over a Unix socket in a private directory; everything
+between them goes over that one connection as pickled messages: the setup, batches, each finished
+case's row, and the questions of the shared rate limit (the driver keeps every server's window for
+all workers: shared_limits.Coordinator). A worker that dies closes its connection: its unfinished
+cases go back to the driver's queue and a new worker takes its place."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from randori.agents.models.shared_limits import Coordinator
+from randori.bench.cases import Case
+from randori.bench.executors.base import Executor, RunSpec, Sink, fatal, setup_failed, setup_message
+from randori.errors import FatalModelError, ModelError, UserError
+
+# A batch is one message each way; a worker holds its `concurrency` cases plus one batch more, so it
+# never waits for the driver between batches.
+MAX_BATCH = 32
+STOP_WAIT_S = 10.0  # a worker asked to stop gets this long to end its cases' agents cleanly
+
+
+async def send(writer: asyncio.StreamWriter, message: tuple[Any, ...]) -> None:
+    put(writer, message)
+    await writer.drain()
+
+
+def put(writer: asyncio.StreamWriter, message: tuple[Any, ...]) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    writer.write(len(data).to_bytes(4, "big") + data)
+
+
+async def receive(reader: asyncio.StreamReader) -> tuple[Any, ...]:
+    size = int.from_bytes(await reader.readexactly(4), "big")
+    return pickle.loads(await reader.readexactly(size))  # noqa: S301  (our own worker, over a private socket)
+
+
+@dataclass
+class _Conn:
+    pid: int
+    writer: asyncio.StreamWriter
+    batches: dict[int, set[str]] = field(default_factory=dict)  # unfinished cases per batch
+
+    @property
+    def load(self) -> int:
+        return sum(len(b) for b in self.batches.values())
+
+
+class Processes(Executor):
+    name = "processes"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self.conns: dict[int, _Conn] = {}
+        self.procs: list[Any] = []
+        self.restarts = 0
+        self.closing = False
+        self.ids = itertools.count(1)
+        self.coordinator = Coordinator()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.seen: set[int] = set()  # workers that connected
+        self.why = ""  # why the last worker was lost
+
+    async def start(self, run: RunSpec, sink: Sink) -> None:
+        from randori.bench.executors.worker import WorkerSetup
+
+        self.sink = sink
+        self.setup, self.env = WorkerSetup.of(run, self.workers)
+        self.batch = max(1, min(MAX_BATCH, self.setup.concurrency))
+        self.dir = tempfile.mkdtemp(prefix="randori-workers-")  # mode 0700: only this user connects
+        self.path = os.path.join(self.dir, "driver.sock")
+        self.server = await asyncio.start_unix_server(self._serve, self.path)
+        for _ in range(self.workers):
+            self._spawn()
+        self.watch = asyncio.create_task(self._watch())
+
+    def _spawn(self) -> None:
+        # A fresh interpreter running this module (as multiprocessing's spawn does, without its
+        # re-import of the caller's __main__, which a script with no main guard would run again).
+        cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path]
+        self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **self.env}))
+
+    def capacity(self) -> int:
+        if not self.conns:
+            return 0
+        conn = min(self.conns.values(), key=lambda c: c.load)
+        return min(self.batch, self.setup.concurrency + self.batch - conn.load)
+
+    def submit(self, batch: list[Case]) -> None:
+        conn = min(self.conns.values(), key=lambda c: c.load)
+        number = next(self.ids)
+        conn.batches[number] = {c.key for c in batch}
+        put(conn.writer, ("batch", number, batch))
+
+    def status(self) -> str:
+        alive = len(self.conns)
+        text = f"{alive}/{self.workers} workers"
+        shared = self.coordinator.status()
+        return f"{text}, {shared}" if shared else text
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            hello = await receive(reader)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        conn = _Conn(pid=hello[1], writer=writer)
+        self.seen.add(conn.pid)
+        put(writer, ("setup", self.setup))
+        self.conns[conn.pid] = conn
+        self.sink.poke()
+        why = "its worker process died"
+        try:
+            while True:
+                message = await receive(reader)
+                self._handle(conn, message)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception as e:  # a message we cannot read: that worker is of no use
+            why = f"its worker sent what the driver cannot read ({type(e).__name__})"
+        finally:
+            self.conns.pop(conn.pid, None)
+            self.coordinator.forget(str(conn.pid))
+            writer.close()
+            if not self.closing:
+                self._lost(conn, why)
+
+    async def _watch(self) -> None:
+        """A worker that exits before it connects (it could not even start) is a death too."""
+        counted: set[int] = set()
+        while True:
+            await asyncio.sleep(0.5)
+            for proc in self.procs:
+                if proc.poll() is not None and proc.pid not in counted:
+                    counted.add(proc.pid)
+                    if not self.closing and proc.pid not in self.seen:
+                        self._lost(None, f"a worker process exited with status {proc.returncode} before it started")
+            if not self.closing and not self.conns and all(p.poll() is not None for p in self.procs):
+                self.sink.fail(UserError(f"no worker process is left: {self.why} (see the messages above)"))
+
+    def _lost(self, conn: _Conn | None, why: str) -> None:
+        keys = [k for b in conn.batches.values() for k in b] if conn is not None else []
+        if keys:
+            self.sink.lost(keys, why)
+        if self.restarts < self.workers:  # a worker that dies at once every time must not loop forever
+            self.restarts += 1
+            self._spawn()
+        self.why = why
+
+    def _handle(self, conn: _Conn, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "row":
+            _, number, result = message
+            batch = conn.batches.get(number)
+            if batch is not None:
+                batch.discard(result.key)
+                if not batch:
+                    del conn.batches[number]
+            self.sink.row(result)
+        elif kind == "ask":
+            task = asyncio.create_task(self._answer(conn, *message[1:]))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        elif kind == "tell":
+            getattr(self.coordinator, message[1])(*message[2:])
+        elif kind == "fatal":
+            self.sink.fail(fatal(message[1], message[2]))
+        elif kind == "setup":
+            self.sink.fail(setup_failed(message[1]))
+        elif kind == "crash":
+            self.sink.fail(RuntimeError(f"a worker process failed:\n{message[1]}"))
+
+    async def _answer(self, conn: _Conn, number: int, method: str, *args: Any) -> None:
+        try:
+            value = await getattr(self.coordinator, method)(*args)
+        except asyncio.CancelledError:
+            return
+        if not conn.writer.is_closing():
+            put(conn.writer, ("answer", number, value))
+
+    async def close(self) -> None:
+        self.closing = True
+        if not hasattr(self, "server"):  # start failed before any worker
+            return
+        self.watch.cancel()
+        for conn in list(self.conns.values()):
+            with contextlib.suppress(Exception):
+                put(conn.writer, ("stop",))
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._join)
+        for task in list(self.tasks):
+            task.cancel()
+        self.server.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _join(self) -> None:
+        import time
+
+        deadline = time.monotonic() + STOP_WAIT_S
+        for proc in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(max(0.0, deadline - time.monotonic()))
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(5.0)
+
+    def pids(self) -> list[int]:
+        """The worker processes connected now (the tests kill one)."""
+        return list(self.conns)
+
+
+class _SocketChannel:
+    """The shared rate limit's questions, over the worker's connection to the driver."""
+
+    def __init__(self, writer: asyncio.StreamWriter, owner: str):
+        self.writer, self.owner = writer, owner
+        self.waiting: dict[int, asyncio.Future[Any]] = {}
+        self.numbers = itertools.count(1)
+
+    async def ask(self, method: str, *args: Any) -> Any:
+        number = next(self.numbers)
+        fut = self.waiting[number] = asyncio.get_running_loop().create_future()
+        put(self.writer, ("ask", number, method, *args))
+        try:
+            return await fut
+        finally:
+            self.waiting.pop(number, None)
+
+    def tell(self, method: str, *args: Any) -> None:
+        if not self.writer.is_closing():
+            put(self.writer, ("tell", method, *args))
+
+    def answer(self, number: int, value: Any) -> None:
+        fut = self.waiting.get(number)
+        if fut is not None and not fut.done():
+            fut.set_result(value)
+
+
+def worker_main(path: str) -> None:
+    """A worker process: Ctrl-C goes to the whole process group, and the driver decides what stops."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asyncio.run(_work(path))
+
+
+async def _work(path: str) -> None:
+    from randori.bench.executors.worker import Worker
+
+    reader, writer = await asyncio.open_unix_connection(path)
+    pid = os.getpid()
+    await send(writer, ("hello", pid))
+    try:
+        _, setup = await receive(reader)
+        channel = _SocketChannel(writer, str(pid))
+        worker = Worker(setup)
+        await worker.start(channel)
+    except asyncio.IncompleteReadError:
+        return
+    except Exception as e:
+        await send(writer, ("setup", setup_message(e)))
+        return
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(number: int, case: Case) -> None:
+        try:
+            put(writer, ("row", number, await worker.run(case)))
+        except asyncio.CancelledError:
+            raise
+        except FatalModelError as e:
+            put(writer, ("fatal", e.category, str(e)))
+        except ModelError as e:
+            put(writer, ("crash", f"{type(e).__name__}: {e}"))
+        except BaseException:
+            put(writer, ("crash", traceback.format_exc(limit=8)))
+
+    try:
+        while True:
+            try:
+                message = await receive(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            if message[0] == "batch":
+                for case in message[2]:
+                    task = asyncio.create_task(one(message[1], case))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+            elif message[0] == "answer":
+                channel.answer(message[1], message[2])
+            elif message[0] == "stop":
+                break
+    finally:
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await worker.close()
+        writer.close()
+
+
+if __name__ == "__main__":
+    worker_main(sys.argv[1])

@@ -1,0 +1,164 @@
+"""`randori suites`: list, show and check task suites."""
+
+from __future__ import annotations
+
+import typer
+
+from randori.cli.common import _choice, _echo_json, _load_suites, _terminal_width
+from randori.errors import UserError
+
+suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args_is_help=True)
+
+
+@suites_app.command("list")
+def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+    """Suites with their version and counts of tools, tasks, vectors and attacked cases."""
+    from randori.bench.report import suite_counts
+    from randori.suites import agentdojo
+
+    _choice(fmt, ("table", "json"))
+    rows = [suite_counts(s) for s in _load_suites([], prepare=False)]
+    foreign = [suite_counts(s) for s in _load_suites(agentdojo.suite_names(), prepare=False)]
+    if fmt == "json":
+        _echo_json(rows + foreign)
+        return
+    from rich.console import Console
+    from rich.table import Column, Table
+
+    from randori.bench.text import wrap
+
+    t = Table(Column("suite", no_wrap=True), "version", "tools", "user tasks", "injection tasks", "vectors",
+              "attacked cases")
+    keys = ("tools", "user_tasks", "injection_tasks", "vectors", "attacked_cases")
+    for group, label in ((rows, "total"), (foreign, "AgentDojo")):
+        for r in group:
+            t.add_row(r["name"], r["version"], *(str(r[k]) for k in keys))
+        if len(group) > 1:
+            t.add_row(label, "", *(str(sum(r[k] for r in group)) for k in keys), end_section=True)
+    Console().print(t)
+    if foreign:
+        typer.echo(wrap("agentdojo:* are AgentDojo's own suites, run only when named; other versions: "
+                        f"--suite agentdojo:NAME@VERSION ({', '.join(agentdojo.versions())}).",
+                        _terminal_width(), "", ""))
+
+
+@suites_app.command("show")
+def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
+    """The tasks of one suite: ids, difficulty, prompts and goals."""
+    from randori.bench.text import wrap
+
+    [s] = _load_suites([name], prepare=False)
+    width = _terminal_width()
+
+    def say(text: str, indent: str = "  ", more: str = "      ") -> None:
+        typer.echo(wrap(text, width, indent, more))
+
+    typer.echo(f"{s.name}@{s.version}  (user: {s.user_name})")
+    typer.echo("\nUser tasks:")
+    for tid, t in s.user_tasks.items():
+        say(f"{tid} [{t.difficulty}] {t.prompt}")
+        if t.distractors:
+            say(f"wrong answers it rejects: {', '.join(map(str, t.distractors))}", "      ", "        ")
+        for extra in t.tolerated_extras:
+            what = extra.function + (f"({', '.join(f'{k}={v!r}' for k, v in extra.args.items())})"
+                                     if extra.args else "")
+            say(f"tolerates an extra {what}: {extra.reason}", "      ", "        ")
+    typer.echo("\nInjection tasks:")
+    for tid, it in s.injection_tasks.items():
+        say(f"{tid} [{it.difficulty}] {it.goal}")
+    typer.echo()
+    say("Tools: " + ", ".join(s.tool_map), "", "  ")
+    for v in s.tool_vectors.values():
+        say(f"Tool-description vector {v.id} (in {v.tool}): {v.description}", "", "  ")
+
+
+@suites_app.command("check")
+def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. Default: all."),
+                 audit: bool = typer.Option(False, "--audit", help="Audit instead: the rules that need no task "
+                                            "declarations, applied to any suite (AgentDojo's are always audited); "
+                                            "lists what the checks accept that they should not. Never fails."),
+                 fmt: str = typer.Option("table", "--format", "-f",
+                                         help="table or json (json: --audit only).")) -> None:
+    """Validate suites against every rule of README 'Validity': the oracle passes and a do-nothing
+    agent fails; checks reject real wrong values (exact, plausible) and one extra state-changing
+    call (side_effects); answer checks accept correct answers however phrased (phrasing) and reject
+    pasted data and hedged answers (distractors), values said about the wrong item (attribution) or
+    denied (negation); a user task never achieves an attacker's goal; a goal counts in every form it
+    may take (goal_forms) and not when the agent only reports it (reported); free arguments are not
+    read by the check (free_args).
+
+    Prints, per suite and rule, how many variants held of how many tried; exits 1 on any problem,
+    including an installed suite that cannot be loaded.
+
+    `--audit` (e.g. `randori suites check agentdojo:banking --audit --format json`) prints, per task
+    and rule, the wrong trajectories the suite's own checks accept (README "AgentDojo's suites")."""
+    import textwrap
+
+    from randori.suites import agentdojo, suite_names
+    from randori.validity.validate import RULES
+
+    _choice(fmt, ("table", "json"))
+    if audit or any(agentdojo.is_agentdojo(n) for n in names or []):
+        from randori.cli.audit import run_audit
+
+        run_audit(_load_suites(names or []), fmt, min(_terminal_width(), 100))
+        return
+    if fmt != "table":
+        raise UserError("--format json goes with --audit (the check prints a table)")
+    suites = _load_suites(names or [], prepare=False)
+    failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
+    width = min(_terminal_width(), 100)
+    for s, result in zip(suites, _check_in_parallel([s.name for s in suites]), strict=True):
+        problems, tried, held = result
+        notes = [n for n in s.placeholder_problems() if problems or "never places" in n]
+        if problems:
+            failed = True
+            typer.echo(f"{s.name}@{s.version}: {len(problems)} problem(s)")
+            for p in problems:
+                typer.echo(textwrap.fill(p, width, initial_indent="  ", subsequent_indent="    "))
+        else:
+            typer.echo(f"{s.name}@{s.version}: ok ({len(s.user_tasks)} user tasks, "
+                       f"{len(s.injection_tasks)} injection tasks)")
+        if tried:
+            # A rule and its count stay on one line (a no-break space while wrapping).
+            counts = [f"{rule}\u00a0{held.get(rule, 0)}/{tried[rule]}" for rule in RULES if tried.get(rule)]
+            typer.echo(textwrap.fill("held/tried: " + ", ".join(counts), width, initial_indent="  ",
+                                     subsequent_indent="    ", break_on_hyphens=False).replace("\u00a0", " "))
+        for n in notes:
+            typer.echo(f"  note: {n}")
+    if failed:
+        raise typer.Exit(1)
+
+
+CheckResult = tuple[list[str], dict[str, int], dict[str, int]]
+
+
+def _check_one(name: str) -> CheckResult:
+    """Every rule on one suite, as plain data (it may run in a worker process)."""
+    from randori.registry import describe_exception
+    from randori.suites import get_suite
+    from randori.validity.validate import check_suite
+
+    try:
+        r = check_suite(get_suite(name))
+    except UserError as e:
+        return [str(e)], {}, {}
+    except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
+        return [f"cannot be checked: {describe_exception(e)}"], {}, {}
+    return [str(p) for p in r.problems], dict(r.tried), dict(r.held)
+
+
+def _check_in_parallel(names: list[str]) -> list[CheckResult]:
+    """Suites are independent: check them in worker processes, one per core (the rules replay
+    thousands of variants per suite)."""
+    import multiprocessing
+    import os
+
+    workers = min(len(names), os.cpu_count() or 1)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_check_one(n) for n in names]
+    # Largest first, so the longest suite does not start last.
+    order = sorted(range(len(names)), key=lambda i: names[i] != "workspace")
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        done = dict(zip(order, pool.map(_check_one, [names[i] for i in order], chunksize=1), strict=True))
+    return [done[i] for i in range(len(names))]

@@ -1,0 +1,225 @@
+"""`--executor processes`: the same store as in process, case by case, however workers come and go;
+one rate limit for every worker; secrets only through the workers' environment; Ctrl-C stops them."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from randori.agents.models import ModelSettings, get_model
+from randori.agents.models.spec import spec_of
+from randori.bench.executors import get_executor
+from randori.bench.executors.base import RunSpec
+from randori.bench.executors.processes import Processes
+from randori.bench.executors.worker import WorkerSetup, scrub_result, unseal
+from randori.bench.runner import Selection, plan, quiet_gc, run_cases
+from randori.bench.store import Store
+from randori.errors import UserError, register_secret
+from randori.suites import ready_suite, suite_names
+from tests.bench.executor_support import CountingServer, outcomes, run_all
+from tests.fakes.openai_server import FakeOpenAIServer, Fault
+from tests.fakes.policies import ground_truth_policy
+from tests.helpers import randori
+
+pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
+
+
+def test_two_worker_processes_store_exactly_the_in_process_cases(reference, tmp_path):
+    run_all(tmp_path, "--executor", "processes=2")
+    assert outcomes(tmp_path) == reference
+
+
+def test_a_worker_killed_mid_run_changes_nothing(reference, tmp_path):
+    suites = [ready_suite(n) for n in suite_names()]
+    model = get_model("scripted/gullible", ModelSettings())
+    cases = plan(Selection(suites=suites, model=model))
+    pool = Processes(2)
+    killed: list[int] = []
+    status: list[str] = []
+
+    def on_result(res):
+        status.append(pool.status())
+        if len(killed) == 0 and res is not None and len(outcomes_seen) == 200:
+            victim = max(pool.conns.values(), key=lambda c: c.load)
+            killed.append(victim.load)  # cases it held, unfinished: they must run again elsewhere
+            os.kill(victim.pid, signal.SIGKILL)
+        outcomes_seen.append(res)
+
+    outcomes_seen: list = []
+    with Store(tmp_path) as store:
+        run_id = store.start_run({})
+        asyncio.run(run_cases(cases, {s.name: s for s in suites}, model, store, run_id, on_result=on_result,
+                              executor=pool))
+        store.finish_run(run_id)
+    assert killed and killed[0] > 0 and pool.restarts == 1
+    assert status[0] == "2/2 workers" and "1/2 workers" in status  # the progress line's view of them
+    assert outcomes(tmp_path) == reference
+
+
+def test_ctrl_c_stops_every_worker(tmp_path):
+    with FakeOpenAIServer(lambda req: "Nothing to do.", latency=0.3) as server:
+        args = [sys.executable, "-m", "randori", "run", "-s", "banking", "-m", "openai/fake", "--base-url",
+                server.base_url, "--executor", "processes=2", "--results", str(tmp_path)]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "OPENAI_API_KEY": "sk-fake-ctrl-c"})
+        workers: list[int] = []
+        deadline = time.time() + 120
+        while time.time() < deadline and (len(workers) < 2 or server.count < 5):
+            time.sleep(0.2)
+            workers = children(proc.pid)
+        assert len(workers) == 2 and server.count >= 5
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "run the same command to resume" in err and "Traceback" not in err
+    assert not [pid for pid in workers if alive(pid)]
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_share_one_limit_of_requests_in_flight(tmp_path):
+    """Three workers, each as eager as a whole run, hold the provider's ceiling together."""
+    with CountingServer(ground_truth_policy(["banking"]), latency=0.05) as server:
+        r = randori("run", "-s", "banking", "-m", "openai/fake", "--base-url", server.base_url, "--no-adaptive",
+                    "--provider-concurrency", "4", "--concurrency", "48", "--executor", "processes=3",
+                    "-u", "user_task_0", "-u", "user_task_1", "-u", "user_task_2", "-u", "user_task_3",
+                    "--results", str(tmp_path), env={"OPENAI_API_KEY": "sk-fake-shared"}, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert server.most == 4  # reached, never exceeded: 3 workers x 4 would be 12
+
+
+def test_a_fatal_provider_error_in_a_worker_stops_the_run_in_one_line(tmp_path):
+    with FakeOpenAIServer(lambda req: Fault(status=401)) as server:
+        r = randori("run", "-s", "banking", "-m", "openai/fake", "--base-url", server.base_url,
+                    "--executor", "processes=2", "--results", str(tmp_path),
+                    env={"OPENAI_API_KEY": "sk-fake-unauthorised"}, timeout=300)
+    assert r.returncode != 0 and "authentication failed" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_workers_key_comes_from_its_environment_and_never_reaches_the_store(tmp_path):
+    def policy(req):
+        return Fault(status=400, echo_auth=True)  # a careless server quotes the credentials it got
+
+    key = "sk-env-key-of-the-workers-5678"
+    with FakeOpenAIServer(policy) as server:
+        r = randori("run", "-s", "banking", "-u", "user_task_0", "--no-attack", "-m", "openai/fake",
+                    "--base-url", server.base_url, "--executor", "processes=1", "--results", str(tmp_path),
+                    env={"OPENAI_API_KEY": key}, timeout=300)
+    assert r.returncode == 1 and "every case of this run failed" in r.stderr
+    assert server.headers and all(h["authorization"] == f"Bearer {key}" for h in server.headers)
+    with Store(tmp_path) as store:
+        messages = [row["error_message"] for row in store.iter_cases()]
+    assert messages and all("you sent" in m and "***" in m and key[:12] not in m for m in messages)
+
+
+def test_a_worker_scrubs_the_secrets_of_its_own_environment(monkeypatch):
+    from randori.bench.executors.base import lost_result
+
+    case = plan(Selection(suites=[ready_suite("banking")], model=get_model("scripted/oracle"), attacks=[]))[0]
+    row = lost_result(case, "the server said: key wk-worker-only-secret-0042 is wrong")
+    row.messages = [{"role": "assistant", "content": "I used wk-worker-only-secret-0042"}]
+    monkeypatch.setenv("RANDORI_SECRET_3", "wk-worker-only-secret-0042")
+    clean = scrub_result(row)
+    assert "wk-worker-only" not in clean.error_message + str(clean.messages) and "***" in clean.error_message
+
+
+def test_a_setup_holds_no_secret_and_a_worker_gets_it_back_from_its_environment(monkeypatch):
+    password = "pw-sealed-away-9876"
+    register_secret(password)
+    model = get_model("openai/fake", ModelSettings(), base_url=f"http://u:{password}@127.0.0.1:9/v1",
+                      api_key="sk-option-key-4321")
+    setup, env = WorkerSetup.of(RunSpec({}, model), 2)
+    assert password.encode() not in pickle.dumps(setup) and b"sk-option-key-4321" not in pickle.dumps(setup)
+    assert sorted(env.values()) == sorted([password, "sk-option-key-4321"])
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    options = unseal(setup.model.options)
+    assert options["base_url"] == f"http://u:{password}@127.0.0.1:9/v1" and options["api_key"] == "sk-option-key-4321"
+    assert setup.concurrency == 4
+
+
+def test_a_model_is_rebuilt_from_its_spec():
+    model = get_model("openai/fake", ModelSettings(temperature=0.5), base_url="http://127.0.0.1:9/v1",
+                      api_key="sk-x-spec", concurrency=3, adaptive=False)
+    again = spec_of(model).build()
+    assert (again.name, again.settings, again.concurrency, again.adaptive, again.base_url) == (
+        model.name, model.settings, 3, False, model.base_url)
+    assert spec_of(get_model("scripted/oracle")).build().name == "scripted/oracle"
+
+
+@pytest.mark.parametrize("text", ["processes=0", "processes=two", "bogus", "ray="])
+def test_a_bad_executor_is_one_line(text, tmp_path):
+    with pytest.raises(UserError):
+        get_executor(text)
+    r = randori("run", "-s", "banking", "--executor", text, "--results", str(tmp_path))
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "--executor" in r.stderr or "executor" in r.stderr
+
+
+def test_quiet_gc_collects_in_full_once_per_process_and_not_when_nested(monkeypatch):
+    calls: list[tuple] = []
+    real = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a) or real(*a))
+    with quiet_gc():
+        with quiet_gc():
+            pass
+    with quiet_gc():
+        pass
+    assert len(calls) == 2 and calls[1] == (1,)  # the nested entry collected nothing
+    assert calls[0] in ((2,), (1,))  # (1,) when an earlier test of this process already ran one
+
+
+def test_a_worker_that_cannot_build_the_run_stops_it_in_one_line(tmp_path):
+    banking = ready_suite("banking")
+    model = get_model("scripted/gullible", ModelSettings())
+    cases = plan(Selection(suites=[banking], model=model, attacks=[]))
+    with Store(tmp_path) as store, pytest.raises(UserError, match="a worker could not start the run: .*no_such_suite"):
+        # The workers build suites by name: one only the driver has cannot be built there.
+        asyncio.run(run_cases(cases, {"no_such_suite": banking}, model, store, store.start_run({}),
+                              executor=Processes(1)))
+
+
+def test_workers_that_cannot_start_at_all_stop_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # a worker imports this broken randori first
+    (tmp_path / "randori").mkdir()
+    (tmp_path / "randori" / "__init__.py").write_text("raise SystemExit(3)\n")
+    model = get_model("scripted/gullible", ModelSettings())
+    cases = plan(Selection(suites=[ready_suite("banking")], model=model, attacks=[]))
+    pool = Processes(2)
+    with Store(tmp_path / "r") as store, pytest.raises(UserError, match="no worker process is left: .*status 3"):
+        asyncio.run(run_cases(cases, {"banking": ready_suite("banking")}, model, store, store.start_run({}),
+                              executor=pool))
+    assert pool.restarts == 2
+
+
+def test_an_mcp_agent_runs_on_the_workers_with_the_same_outcomes(tmp_path):
+    from tests.fakes.replay import Replay
+
+    agent = f"mcp:{sys.executable} -S {Path(__file__).resolve().parents[1] / 'fakes' / 'mcp_agent.py'}"
+    args = ["run", "--agent", agent, "-s", "banking", "-u", "user_task_0", "-u", "user_task_3", "-i",
+            "injection_task_0", "-i", "injection_task_1"]
+    with FakeOpenAIServer(Replay(gullible=True).policy) as server:
+        env = {"MODEL_BASE_URL": server.base_url}
+        here = randori(*args, "-r", str(tmp_path / "in"), env=env, timeout=600)
+        pool = randori(*args, "-r", str(tmp_path / "pool"), "--executor", "processes=2", env=env, timeout=600)
+    assert here.returncode == 0 and pool.returncode == 0, pool.stderr[-2000:]
+    expected = outcomes(tmp_path / "in")
+    assert outcomes(tmp_path / "pool") == expected and len(expected) == 2 + 2 + 4
+    assert {row[11] for row in expected.values() if row[0] == "attacked"} == {1}  # the attacks landed

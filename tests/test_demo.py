@@ -1,0 +1,81 @@
+"""`make demo` as a newcomer meets it: its run, then every command it prints next, exactly as printed."""
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import randori
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def demo_args() -> list[str]:
+    found = re.search(r"^DEMO_RUN := (.+)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert found, "the Makefile names the demo's run as DEMO_RUN"
+    return shlex.split(found.group(1))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serves(argv: list[str], env: dict[str, str]) -> str:
+    """Start the viewer as printed (on a free port), fetch its front page, stop it with Ctrl-C."""
+    port = _free_port()
+    proc = subprocess.Popen([*argv, "--port", str(port)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+                    body = page.read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the viewer did not start"
+                time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    return body
+
+
+def test_the_demo_shows_a_contrast_and_every_next_command_works_as_printed(tmp_path):
+    pytest.importorskip("starlette", reason="the viewer extra is not installed")
+    results = tmp_path / "results"
+    run = randori(*demo_args(), "--results", str(results), env={"COLUMNS": "80"}, timeout=600, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # a contrast, not all 100 and 0: the careful agent resists what the gullible one obeys, and the
+    # defense stops part of what gets through without one
+    pivot = run.stdout.split("pooled over suites", 1)[1]
+    gullible = re.search(r"scripted/gullible +(\d+) / \d+ +(\d+) / \d+", pivot)
+    wary = re.search(r"scripted/wary +(\d+) / \d+ +(\d+) / \d+", pivot)
+    assert gullible and wary, run.stdout
+    assert int(gullible[1]) > int(gullible[2]) > int(wary[1]) == 0, pivot
+    lines = run.stderr.split("Next:\n", 1)[1].splitlines()
+    commands = [shlex.split(ln.split("   (", 1)[0]) for ln in lines if ln.startswith("  ")]
+    names = [next(w for w in c if w in ("report", "view", "compare")) for c in commands]
+    assert sorted(names) == ["compare", "report", "view"], run.stderr
+    env = {**os.environ, "COLUMNS": "80"}
+    for argv in commands:
+        if "view" in argv:
+            assert "scripted/wary" in _serves(argv, env)
+            continue
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, (argv, done.stderr)
+        if "compare" in argv:
+            assert "tool_filter" in done.stdout
+    assert (results / "report.html").is_file()
