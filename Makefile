@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-fast install lint clean
+.PHONY: demo test test-fast install lint docs screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,5 +36,15 @@ lint: install
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src
 
+# The documentation site (mkdocs.yml, docs/) into site/, failing on any broken link or anchor.
+# tests/test_docs.py builds it too, so CI (make test) does.
+docs: install
+	$(BIN)/mkdocs build --strict
+
+# The pictures in docs/img/ from a fresh scripted run, in Debian's headless Chromium
+# (apt-get install chromium chromium-driver).
+screenshots: install
+	$(BIN)/python docs/img/screenshots.py
+
 clean:
-	rm -rf $(VENV) results .pytest_cache .ruff_cache
+	rm -rf $(VENV) results site .pytest_cache .ruff_cache

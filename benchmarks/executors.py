@@ -1,4 +1,4 @@
-"""Executors side by side (README "Running on several cores and on a cluster").
+"""Executors side by side (docs/guides/cluster.md).
 
 1. Throughput on the scripted agents: every case of the five suites with scripted/gullible, in
    process, with `processes=2` and on a local Ray cluster this process starts. Prints cases per

@@ -1,4 +1,4 @@
-"""The house (README "Architecture"): each layer imports only the layers below it, and no module
+"""The house (docs/contributing.md, "Architecture"): each layer imports only the layers below it, and no module
 imports one that imports it back. Imports inside functions and under TYPE_CHECKING count too: an
 import that runs late is still a dependency."""
 

@@ -1,10 +1,13 @@
-"""Regenerate the screenshots in docs/img/ (headless Chromium through Playwright).
+"""Regenerate the screenshots in docs/img/ (headless Chromium through Playwright): `make screenshots`.
 
-    .venv/bin/python docs/img/screenshots.py RESULTS_DIR
+    .venv/bin/python docs/img/screenshots.py [RESULTS_DIR]
 
-RESULTS_DIR must hold a store (e.g. `randori run -s banking -m scripted/gullible -d none -d tool_filter`
-and the same with scripted/oracle). The report is written next to it, the viewer is started on a
-free loopback port, and the pictures are written next to this script.
+With no RESULTS_DIR, a fresh scripted run is made in a temporary directory: the demo's run (banking,
+scripted/gullible and scripted/wary, no defense and tool_filter) and a code-track run with the
+scripted coder, both offline and deterministic. With RESULTS_DIR, its store is used as it is (it must
+hold cases of scripted/gullible under `none` and `tool_filter` with important_instructions). The
+report is written next to the store, the viewer is started on a free loopback port, and the pictures
+are written next to this script. Chromium is Debian's (/usr/bin/chromium; `apt-get install chromium`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +23,18 @@ import httpx
 from playwright.sync_api import sync_playwright
 
 HERE = Path(__file__).parent
+CHROMIUM = Path("/usr/bin/chromium")
+# The demo's run (see DEMO_RUN in the Makefile), and the code track with its scripted coder.
+RUNS = (["run", "--suite", "banking", "-m", "scripted/gullible", "-m", "scripted/wary", "-d", "none",
+         "-d", "tool_filter"],
+        ["code", "run"])
+
+
+def fresh_run(results: Path) -> None:
+    """The scripted runs the pictures show, into an empty results directory."""
+    for args in RUNS:
+        subprocess.run([sys.executable, "-m", "randori", *args, "--results", str(results)], check=True,
+                       stdout=subprocess.DEVNULL)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -39,7 +55,7 @@ def main(results: Path) -> None:
             except httpx.TransportError:
                 time.sleep(0.2)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 860})
             page.goto(report.resolve().as_uri())
             page.screenshot(path=HERE / "report-headline.png")
@@ -66,4 +82,11 @@ def main(results: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if not CHROMIUM.exists():
+        sys.exit(f"screenshots: {CHROMIUM} is missing (apt-get install chromium)")
+    if len(sys.argv) > 1:
+        main(Path(sys.argv[1]))
+    else:
+        with tempfile.TemporaryDirectory(prefix="randori-screenshots-") as tmp:
+            fresh_run(Path(tmp) / "results")
+            main(Path(tmp) / "results")

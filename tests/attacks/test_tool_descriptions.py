@@ -233,4 +233,4 @@ def test_python_replay_agents_match_the_scripted_ones_on_every_banking_pair(atta
             scripted.utility, scripted.attack_succeeded, scripted.injection_seen), (case.user_task, case.injection_task)
         assert kept.injection_seen and not kept.attack_succeeded, (case.user_task, case.injection_task)
         hits += bool(replayed.attack_succeeded)
-    assert hits >= len(planned) - 1  # banking user_task_11 x injection_task_4: see README, Tool-description attacks
+    assert hits >= len(planned) - 1  # banking user_task_11 x injection_task_4: see docs/concepts/vectors.md

@@ -1,6 +1,6 @@
 """Hostile cases for defenses, offline: the scripted gullible agent obeys every injection it reads, so
 whatever lowers its attack success does so by the defense's own mechanism. The scripted oracle checks
-that the user's work still gets done. Numbers are stated here and in README.md (Defenses)."""
+that the user's work still gets done. Numbers are stated here and in docs/concepts/defenses.md."""
 
 import asyncio
 
@@ -40,7 +40,7 @@ def attacked(suite, defense, **kw):
 def test_banking_attack_success_drops_by_the_stated_numbers():
     banking = get_suite("banking")
     measured = {d: attacked(banking, d)[:2] for d in ["none", *DEFENSES]}
-    assert banking.version == "1.2.0", "banking changed: re-measure BANKING here and in README.md"
+    assert banking.version == "1.2.0", "banking changed: re-measure BANKING here and in docs/concepts/defenses.md"
     assert measured == BANKING
     # In words: from 100% to 13.2% (tool_filter), 0% (detector), 7.9% (plan_then_execute), 9.5% (policy).
 

@@ -30,7 +30,7 @@ from randori.suites import get_suite  # noqa: E402
 from randori.suites.agentdojo.pipeline import target  # noqa: E402
 
 SUITES = ["agentdojo:banking", "agentdojo:slack", "agentdojo:travel", "agentdojo:workspace"]
-# README "AgentDojo's suites" lists these by name: v1.2.2 tasks whose own ground truth fails their own check.
+# docs/guides/agentdojo.md lists these by name: v1.2.2 tasks whose own ground truth fails their own check.
 # (AgentDojo's own `TaskSuite.check()` reports the same eight.)
 OWN_GROUND_TRUTH_FAILS: dict[str, list[str]] = {
     **{s: [] for s in SUITES},

@@ -116,8 +116,8 @@ def _config_of(r: dict[str, Any], dimension: str) -> Any:
 
 def compare(rows: Iterable[dict[str, Any]], request: Request) -> dict[str, Any]:
     """Every comparison of `request` on the store's `rows` (each a `cases` row). Returns
-    {dimension, baseline, configurations, groups: [...], comparisons: [...]}; see README 'Comparing
-    configurations' for the fields. Raises UserError when there is nothing to compare."""
+    {dimension, baseline, configurations, groups: [...], comparisons: [...]}; see
+    docs/guides/comparing.md for the fields. Raises UserError when there is nothing to compare."""
     if request.dimension not in DIMENSIONS:
         raise UserError(f"cannot compare by '{request.dimension}' (use {', '.join(DIMENSIONS)})")
     rows = [r for r in rows if r["kind"] in ("benign", "attacked")]

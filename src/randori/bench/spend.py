@@ -19,7 +19,7 @@ from typing import Any
 from randori.bench.cases import Case
 from randori.bench.pricing import PriceTable, row_cost
 
-# The documented estimate (README "Spend control"): a model turn sends the system prompt, the tool
+# The documented estimate (docs/guides/spend-control.md): a model turn sends the system prompt, the tool
 # schemas and the conversation so far; a case takes one turn per ground-truth call plus the answer.
 CHARS_PER_TOKEN = 4
 PROMPT_TOKENS = 400  # system prompt, user prompt and message overhead per turn

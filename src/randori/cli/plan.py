@@ -40,7 +40,7 @@ def check_prices(models: Sequence[str], option: str) -> None:
     missing = unpriced(models, load_prices())
     if missing:
         raise UserError(f"{option} needs a price for {', '.join(missing)}; add one with --prices FILE "
-                        "(see README 'Tokens and cost')")
+                        "(see docs/guides/real-models.md, 'Tokens and cost')")
 
 
 def estimator(store: Any, suites: dict[str, Any], models: Sequence[Any]) -> Any:
@@ -73,7 +73,7 @@ def print_dry_run(console: Any, planned: int, done: int, todo: list[Any], est: A
                       fmt_tokens(sum(x.output_tokens for x in lines)), fmt_usd(total), ""))
         out += columns(table, right=(2, 3, 4, 5))
         out.append(wrap("from: 'measured' = mean tokens per case of earlier runs in this store (same model, suite "
-                        "and kind); 'estimate' = README 'Spend control'; 'none' = a scripted agent. Adaptive "
+                        "and kind); 'estimate' = docs/guides/spend-control.md; 'none' = a scripted agent. Adaptive "
                         "attacks may cost up to their budget of tries per case.", width))
     console.print("\n".join(out), highlight=False, markup=False, soft_wrap=True)
 

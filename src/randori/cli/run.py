@@ -83,7 +83,7 @@ def run(
     executor: str = typer.Option(
         "inprocess", "--executor", metavar="EXECUTOR", help="Where cases run: inprocess, processes\\[=N] (N worker "
         "processes, default one per core) or ray\\[=ADDRESS] (a local Ray cluster, or an existing one; needs "
-        "randori\\[ray]). See README 'Running on several cores and on a cluster'.", rich_help_panel=LIMITS),
+        "randori\\[ray]). See docs/guides/cluster.md.", rich_help_panel=LIMITS),
     limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
                                      help="Run at most N of the cases not yet in the store (whole task pairs first, "
                                      "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
@@ -128,7 +128,7 @@ def run(
     agent: str = typer.Option(
         "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
         "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
-        "case's tools over MCP). See README, 'Your own agent'.", rich_help_panel=WHAT),
+        "case's tools over MCP). See docs/guides/your-own-agent.md.", rich_help_panel=WHAT),
     agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
                                              "and report row.", rich_help_panel=WHAT),
     agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
@@ -139,8 +139,8 @@ def run(
                                           "the agent.", rich_help_panel=WHAT),
     agent_reuse: int | None = typer.Option(None, "--agent-reuse", min=1, help="Cases one agent process serves in "
                                            "turn, a fresh MCP session each (the process must read cases on stdin; "
-                                           "see README). Default: 1 for an MCP agent, 100 for a Python agent's "
-                                           "worker.", rich_help_panel=WHAT),
+                                           "see docs/guides/your-own-agent.md). Default: 1 for an MCP agent, "
+                                           "100 for a Python agent's worker.", rich_help_panel=WHAT),
     agent_network: str = typer.Option("open", "--agent-network", help="open (the agent reaches its provider) or "
                                       "none (loopback only: the case's MCP server).", rich_help_panel=WHAT),
     agent_bind: list[str] = typer.Option([], "--agent-bind", help="A folder or file an external agent may read "

@@ -79,7 +79,7 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
                                             "lists what the checks accept that they should not. Never fails."),
                  fmt: str = typer.Option("table", "--format", "-f",
                                          help="table or json (json: --audit only).")) -> None:
-    """Validate suites against every rule of README 'Validity': the oracle passes and a do-nothing
+    """Validate suites against every rule of docs/validity.md: the oracle passes and a do-nothing
     agent fails; checks reject real wrong values (exact, plausible) and one extra state-changing
     call (side_effects); answer checks accept correct answers however phrased (phrasing) and reject
     pasted data and hedged answers (distractors), values said about the wrong item (attribution) or
@@ -91,7 +91,7 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     including an installed suite that cannot be loaded.
 
     `--audit` (e.g. `randori suites check agentdojo:banking --audit --format json`) prints, per task
-    and rule, the wrong trajectories the suite's own checks accept (README "AgentDojo's suites")."""
+    and rule, the wrong trajectories the suite's own checks accept (docs/guides/agentdojo.md)."""
     import textwrap
 
     from randori.suites import agentdojo, suite_names

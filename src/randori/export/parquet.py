@@ -18,7 +18,7 @@ from randori.export.source import (
     writable_dir,
 )
 
-# (column, arrow type name); README "Exporting results" documents each.
+# (column, arrow type name); docs/reference/export-formats.md documents each.
 CASES = (("key", "string"), ("run_id", "int64"), ("kind", "string"), ("suite", "string"),
          ("suite_version", "string"), ("model", "string"), ("agent", "string"), ("agent_version", "string"),
          ("defense", "string"), ("attack", "string"), ("user_task", "string"), ("injection_task", "string"),

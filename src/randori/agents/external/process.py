@@ -28,7 +28,7 @@ from randori.agents.external.mcp import FORWARDED_PORT, preload, serve
 from randori.agents.external.session import AgentCase, Driver, ExternalSpec, usage_of
 from randori.errors import AgentFailure
 
-# The environment of an agent process (documented in the README, "Your own agent").
+# The environment of an agent process (documented in docs/guides/your-own-agent.md).
 URL_ENV = "RANDORI_MCP_URL"
 PROMPT_ENV = "RANDORI_PROMPT"
 INSTRUCTIONS_ENV = "RANDORI_INSTRUCTIONS"

@@ -1,6 +1,6 @@
 """Where a run's cases run: in this process (default), in a pool of local worker processes, or on a
-Ray cluster. `base.py` holds the seam and the driver; see README "Running on several cores and on a
-cluster"."""
+Ray cluster. `base.py` holds the seam and the driver; see
+docs/guides/cluster.md."""
 
 from __future__ import annotations
 
