@@ -39,7 +39,7 @@ lint: install
 # The documentation site (mkdocs.yml, docs/) into site/, failing on any broken link or anchor.
 # tests/test_docs.py builds it too, so CI (make test) does.
 docs: install
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The pictures in docs/img/ from a fresh scripted run, in Debian's headless Chromium
 # (apt-get install chromium chromium-driver).

@@ -12,6 +12,7 @@ are written next to this script. Chromium is Debian's (/usr/bin/chromium; `apt-g
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import sync_playwright
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
 CHROMIUM = Path("/usr/bin/chromium")
 # The demo's run (see DEMO_RUN in the Makefile), and the code track with its scripted coder.
 RUNS = (["run", "--suite", "banking", "-m", "scripted/gullible", "-m", "scripted/wary", "-d", "none",
@@ -33,8 +34,10 @@ RUNS = (["run", "--suite", "banking", "-m", "scripted/gullible", "-m", "scripted
 def fresh_run(results: Path) -> None:
     """The scripted runs the pictures show, into an empty results directory."""
     for args in RUNS:
-        subprocess.run([sys.executable, "-m", "randori", *args, "--results", str(results)], check=True,
-                       stdout=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-m", "randori", *args, "--results", str(results)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"screenshots: randori {' '.join(args)} failed:\n{done.stderr}")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -88,5 +91,7 @@ if __name__ == "__main__":
         main(Path(sys.argv[1]))
     else:
         with tempfile.TemporaryDirectory(prefix="randori-screenshots-") as tmp:
-            fresh_run(Path(tmp) / "results")
-            main(Path(tmp) / "results")
+            # Run where the store is, so the pictures name it `results` rather than a random path.
+            os.chdir(tmp)
+            fresh_run(Path("results"))
+            main(Path("results"))
