@@ -13,6 +13,7 @@ import typer
 import yaml
 
 from randori.cli import app
+from tests.helpers import randori
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -151,3 +152,22 @@ def test_the_site_builds_strictly_with_its_generated_pages(tmp_path):
                  "randori.agents.external.session.AgentCase", "randori.bench.store.Store"):
         assert f'id="{name}"' in api, name
     assert not list(site.rglob("*.py")), "the hook and the screenshot script are not pages"
+
+
+@pytest.mark.slow
+def test_the_readme_quickstart_prints_what_the_readme_shows(tmp_path):
+    """The quickstart's output in README.md is the real output of its commands (run offline here)."""
+    text = README.read_text()
+    quickstart = text.split("## Quickstart", 1)[1]
+    commands = [line.split("  #", 1)[0].strip() for line in _shell_lines(quickstart.split("```text", 1)[0])]
+    run, compare = (shlex.split(c)[1:] for c in commands if c.startswith(("randori run", "randori compare")))
+    shown_run, shown_compare = re.findall(r"```text\n(.*?)```", quickstart, re.DOTALL)[:2]
+    outputs = []
+    for args in (run, compare):
+        done = randori(*args, env={"COLUMNS": "80"}, cwd=tmp_path, timeout=600)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    for shown, printed in zip((shown_run, shown_compare), outputs, strict=True):
+        for line in shown.splitlines():
+            if line.strip() != "...":
+                assert line in printed.splitlines(), f"README shows {line!r}, the command prints:\n{printed}"

@@ -1,6 +1,5 @@
 """Where a run's cases run: in this process (default), in a pool of local worker processes, or on a
-Ray cluster. `base.py` holds the seam and the driver; see
-docs/guides/cluster.md."""
+Ray cluster. `base.py` holds the seam and the driver; see docs/guides/cluster.md."""
 
 from __future__ import annotations
 
