@@ -2,6 +2,7 @@
 with `mkdocs build --strict` (every link and anchor checked, offline), and every `randori` command the
 pages show names a real command with real options."""
 
+import json
 import re
 import shlex
 import subprocess
@@ -171,3 +172,29 @@ def test_the_readme_quickstart_prints_what_the_readme_shows(tmp_path):
         for line in shown.splitlines():
             if line.strip() != "...":
                 assert line in printed.splitlines(), f"README shows {line!r}, the command prints:\n{printed}"
+
+
+@pytest.mark.slow
+def test_the_plugin_examples_run_as_an_installed_plugin(tmp_path):
+    """The attack and the defense of docs/guides/plugins.md, installed through their entry points,
+    run on banking: the attack writes its text, the defense blocks the payment it asks for."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "guides" / "plugins.md").read_text(), re.DOTALL)
+    (tmp_path / "my_plugin.py").write_text("\n\n".join(blocks))
+    info = tmp_path / "my_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[randori.attacks]\nshout = my_plugin:Shout\n\n"
+                                           "[randori.defenses]\ncareful = my_plugin:Careful\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    listed = randori("attacks", "list", env=env)
+    assert listed.returncode == 0 and "shout" in listed.stdout, listed.stderr
+    args = ["run", "-s", "banking", "-m", "scripted/gullible", "-u", "user_task_0", "-i", "injection_task_0",
+            "--no-benign", "-r", str(tmp_path / "results")]
+    for defense, succeeded in (("none", 1), ("careful", 0)):
+        done = randori(*args, "-a", "shout[times=2]", "-d", defense, env=env)
+        assert done.returncode == 0, done.stderr
+        shown = randori("report", "-r", str(tmp_path / "results"), "-f", "json", env=env)
+        rows = [r for r in json.loads(shown.stdout)["rows"]
+                if r["defense"] == defense and r["suite"] == "banking" and r["model"] == "scripted/gullible"]
+        assert [r["attack"] for r in rows] == ["shout[times=2]"], rows
+        assert rows[0]["attack_success"]["successes"] == succeeded, rows
