@@ -30,6 +30,16 @@ class AgentSpec:
     name = BUILTIN_NAME
     version: str | None = None
     external = False
+    max_tool_calls: int | None = None  # the built-in loop's cap on tool calls per reply (None: its default)
+
+    @classmethod
+    def capped(cls, max_tool_calls: int | None) -> AgentSpec:
+        """The built-in agent running at most `max_tool_calls` tool calls per reply (None: the default)."""
+        if max_tool_calls is None:
+            return BUILTIN
+        spec = cls()
+        spec.max_tool_calls = max_tool_calls
+        return spec
 
     @property
     def label(self) -> str:
@@ -40,11 +50,11 @@ class AgentSpec:
               max_steps: int, tool_source: ToolSource | None = None) -> CaseAgent:
         """`tool_source`: the case's tool descriptions when an attack writes into them (they may
         change during the case: a rug pull)."""
-        from randori.agents.loop import ToolAgent
+        from randori.agents.loop import MAX_TOOL_CALLS, ToolAgent
 
         assert model is not None, "the built-in agent needs a model"
         return defense.agent(ToolAgent(model, tools, system_prompt, defense, max_steps=max_steps,
-                                       tool_source=tool_source))
+                                       tool_source=tool_source, max_tool_calls=self.max_tool_calls or MAX_TOOL_CALLS))
 
 
     def isolation(self) -> dict[str, Any]:

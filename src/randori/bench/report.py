@@ -21,18 +21,22 @@ def suite_counts(suite: Any) -> dict[str, Any]:
 
 
 def current_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """Keep rows whose suite version is the installed one (or whose suite is not installed)."""
-    from randori.suites import get_suite, suite_names
+    """Keep rows whose suite version is the current one: the installed version of a built-in suite;
+    for a plugin's suite, the version of its latest results in the store. Plugins stay unimported: a
+    report reads the store alone, so a slow, noisy or broken plugin cannot slow or spoil it. Other
+    suites (AgentDojo's, uninstalled ones) keep every version."""
+    from randori.suites import BUILTIN, get_suite, suite_names
 
-    installed = {}
-    # Only the suites the store has results of: every other plugin stays unimported (a slow or
-    # noisy one must not slow or spoil every report).
-    for name in sorted({r["suite"] for r in rows} & set(suite_names())):
-        try:
-            installed[name] = get_suite(name).version
-        except Exception:  # a broken third-party suite must not hide the report
-            continue
-    kept = [r for r in rows if installed.get(r["suite"], r["suite_version"]) == r["suite_version"]]
+    current: dict[str, str] = {}
+    names = {r["suite"] for r in rows}
+    for name in sorted(names & set(BUILTIN)):
+        current[name] = get_suite(name).version
+    plugins = (names & set(suite_names())) - set(BUILTIN)
+    newest: dict[str, float] = {}
+    for r in rows:
+        if r["suite"] in plugins and (r["created_at"] or 0) >= newest.get(r["suite"], float("-inf")):
+            newest[r["suite"]], current[r["suite"]] = r["created_at"] or 0, r["suite_version"]
+    kept = [r for r in rows if current.get(r["suite"], r["suite_version"]) == r["suite_version"]]
     return kept, len(rows) - len(kept)
 
 

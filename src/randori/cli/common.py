@@ -18,9 +18,12 @@ from randori.errors import UserError, scrub_secrets
 DEFAULT_MODEL = "scripted/gullible"
 DEFAULT_RESULTS = "results"
 RESULTS_HELP = "Results directory (holds randori.sqlite)."
+ALL_VERSIONS_HELP = ("Include results of every suite version (default: the installed version of a built-in suite, "
+                     "the latest results' version of a plugin's).")
 # Bounds that catch a typo before it costs hours or memory; each error message states its bound.
 MAX_REPEATS = 1000
 MAX_RETRIES = 100
+MAX_TOOL_CALLS_CAP = 10_000  # the highest --max-tool-calls (per model reply)
 MAX_BUDGET = 1000  # the bound randori.attacks.adaptive puts on a spec's budget too
 MAX_TIMEOUT = 86400.0
 MAX_TEMPERATURE = 2.0

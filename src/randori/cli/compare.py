@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from randori.cli.common import ALL_VERSIONS_HELP
 from randori.errors import UserError
 
 _FILTERS = ("model", "defense", "attack")
@@ -30,7 +31,7 @@ def compare(
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv."),
     show: int = typer.Option(5, "--show", min=0, help="Discordant pairs listed per metric and suite (table)."),
     all_versions: bool = typer.Option(False, "--all-versions",
-                                      help="Include results of suite versions other than the installed ones."),
+                                      help=ALL_VERSIONS_HELP),
 ) -> None:
     """Paired comparison of configurations on the cases they share: for benign utility, utility under
     attack and attack success, both rates, the difference with a 95% interval, the exact McNemar

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from randori.cli.common import ALL_VERSIONS_HELP
+
 
 def export(
     fmt: str = typer.Option(..., "--format", "-f", help="inspect (Inspect .eval logs), eee (Every Eval Ever "
@@ -11,7 +13,7 @@ def export(
     out: str = typer.Option(..., "--out", "-o", help="Directory to write (a file for otel-json)."),
     results: str = typer.Option("results", "--results", "-r", help="Results directory."),
     all_versions: bool = typer.Option(False, "--all-versions",
-                                      help="Include results of suite versions other than the installed ones."),
+                                      help=ALL_VERSIONS_HELP),
 ) -> None:
     """Export a results store for the tools the field already reads: `inspect view` opens the
     Inspect logs; EEE records validate against that project's schema; the parquet tables load

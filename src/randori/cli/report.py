@@ -9,7 +9,15 @@ from typing import Any
 
 import typer
 
-from randori.cli.common import DEFAULT_RESULTS, RESULTS_HELP, _choice, _echo_json, _results_dir, _use_prices
+from randori.cli.common import (
+    ALL_VERSIONS_HELP,
+    DEFAULT_RESULTS,
+    RESULTS_HELP,
+    _choice,
+    _echo_json,
+    _results_dir,
+    _use_prices,
+)
 from randori.errors import UserError
 
 
@@ -23,7 +31,7 @@ def report(
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.",
                                      dir_okay=False),
     all_versions: bool = typer.Option(False, "--all-versions",
-                                      help="Include results of suite versions other than the installed ones."),
+                                      help=ALL_VERSIONS_HELP),
     prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
                                        help="TOML price table overriding the built-in one (see docs)."),
     wide: bool = typer.Option(False, "--wide", help="The full table: every rate with n and one decimal, and costs "

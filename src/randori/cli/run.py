@@ -20,6 +20,7 @@ from randori.cli.common import (
     MAX_RETRIES,
     MAX_TEMPERATURE,
     MAX_TIMEOUT,
+    MAX_TOOL_CALLS_CAP,
     RESULTS_HELP,
     _check_base_url,
     _choice,
@@ -109,6 +110,9 @@ def run(
         rich_help_panel=MODEL),
     max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped.",
                                   rich_help_panel=MODEL),
+    max_tool_calls: int | None = typer.Option(
+        None, "--max-tool-calls", min=1, max=MAX_TOOL_CALLS_CAP, help="Tool calls the built-in agent runs from one "
+        "model reply; the rest are answered with an error the model sees. Default: 32.", rich_help_panel=LIMITS),
     timeout: float = typer.Option(120.0, help="Seconds one model request may take.",
                                   callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds"),
                                   rich_help_panel=MODEL),
@@ -176,6 +180,10 @@ def run(
             raise UserError(f"--agent-bind {path}: no such file or folder")
     agent_spec = get_agent(agent, agent_version, agent_timeout, in_process=agent_in_process, reuse=agent_reuse,
                            network=agent_network, binds=agent_bind, hidden=[str(results_dir)])
+    if max_tool_calls is not None:
+        if agent_spec.external:
+            raise UserError(f"--max-tool-calls caps the built-in agent; --agent {agent_spec.name} runs its own loop")
+        agent_spec = agent_spec.capped(max_tool_calls)
     if agent_spec.isolation().get("agent_isolation_note"):
         warn(f"the agent's container: {agent_spec.isolation()['agent_isolation_note']}")
     for url in base_url:
@@ -241,6 +249,7 @@ def run(
                   **agent_spec.isolation(),
                   "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
+                  **({"max_tool_calls": max_tool_calls} if max_tool_calls is not None else {}),
                   **_subset_config(sample, sample_seed, limit, max_cost)}
         spans = _otel_sink(otel) if otel else None
         run_id = store.start_run(config)

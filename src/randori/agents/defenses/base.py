@@ -46,6 +46,7 @@ class LoopAgent(Protocol):
     system_prompt: str
     defense: Defense
     max_steps: int
+    max_tool_calls: int
     fmt: str
 
     async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,

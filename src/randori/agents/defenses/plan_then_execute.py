@@ -43,7 +43,8 @@ class PlanThenExecute(Defense):
 
     def agent(self, base: LoopAgent) -> LoopAgent:
         return PlanAgent(base.model, base.tools, base.system_prompt, base.defense, planner=self,
-                         max_steps=base.max_steps, fmt=base.fmt)
+                         max_steps=base.max_steps, fmt=base.fmt,
+                         max_tool_calls=base.max_tool_calls)
 
     async def make_plan(self, model: Any, request: str, tools: list[Tool]) -> list[Step]:
         if not tools:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from randori.agents.agent import BUILTIN, AgentSpec
+from randori.agents.agent import AgentSpec
 from randori.agents.models.spec import ModelSpec, spec_of
 from randori.bench.cases import Case
 from randori.bench.store import CaseResult
@@ -38,6 +38,7 @@ class WorkerSetup:
     max_steps: int
     attacker_base_url: str | None
     concurrency: int  # cases in flight in one worker
+    max_tool_calls: int | None = None  # the built-in agent's cap per reply (None: its default)
 
     @classmethod
     def of(cls, run: RunSpec, workers: int) -> tuple[WorkerSetup, dict[str, str]]:
@@ -49,7 +50,7 @@ class WorkerSetup:
             model = replace(spec, options=seal(spec.options))
         setup = cls(suites=tuple(run.suites), model=model, agent=seal(agent_ref(run.agent)),
                     max_steps=run.max_steps, attacker_base_url=seal(run.attacker_base_url),
-                    concurrency=max(1, -(-run.concurrency // workers)))
+                    concurrency=max(1, -(-run.concurrency // workers)), max_tool_calls=run.agent.max_tool_calls)
         return setup, seal.env
 
     def build(self) -> RunSpec:
@@ -61,7 +62,7 @@ class WorkerSetup:
         model = None
         if self.model is not None:
             model = replace(self.model, options=unseal(self.model.options)).build()
-        agent = BUILTIN
+        agent = AgentSpec.capped(self.max_tool_calls)
         if self.agent is not None:
             spec, version, limit, options = unseal(self.agent)
             agent = get_agent(spec, version, limit, **options)
