@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -64,3 +66,91 @@ def test_a_suite_with_a_malformed_data_file_is_a_warning_naming_the_file(env):
     warning = [ln for ln in r.stderr.splitlines() if ln.startswith("randori: warning:") and "malformed" in ln]
     assert warning and "environment.yaml" in warning[0]
     assert "banking" in r.stdout and "malformed" not in r.stdout
+
+
+TATTLER = '''
+import os
+import sys
+
+with open(os.environ["TATTLER_MARK"], "a") as mark:
+    mark.write(" ".join(sys.argv) + "\\n")
+print("hello from the tattler plugin")
+'''
+
+
+@pytest.fixture(scope="module")
+def tattler(tmp_path_factory):
+    """A suite plugin (with an attack and a defense beside it) that prints on import and notes every
+    process that imports it in a file; and two stores holding results of its suite."""
+    root = tmp_path_factory.mktemp("tattler")
+    (root / "tattler_plugin.py").write_text(TATTLER + textwrap.dedent(SUITES) + '\ntattler = make("tattler", "data")\n')
+    (root / "data").mkdir()
+    (root / "data" / "environment.yaml").write_text("notes:\n  - '{note}'\n")
+    (root / "data" / "vectors.yaml").write_text("note:\n  description: a note\n  default: hi\n")
+    info = root / "tattler-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tattler\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[randori.suites]\ntattler = tattler_plugin:tattler\n\n"
+                                           "[randori.attacks]\ntattle = tattler_plugin:Attack\n\n"
+                                           "[randori.defenses]\ntattle = tattler_plugin:Explodes\n")
+    mark = root / "imported-by"
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+           "TATTLER_MARK": str(mark)}
+    stores = [root / "a", root / "b"]
+    for store in stores:
+        r = randori("run", "-s", "tattler", "-m", "scripted/gullible", "-r", str(store), env=env)
+        assert r.returncode == 0, r.stderr
+    assert "run" in mark.read_text()  # a run imports it, as it must
+    mark.unlink()
+    return env, stores, mark
+
+
+VIEW = '''
+import re
+import sys
+
+from starlette.testclient import TestClient
+
+from randori.viewer.app import create_app
+
+with TestClient(create_app(sys.argv[1]), base_url="http://127.0.0.1") as client:
+    page = client.get("/cases?view=list").text
+    for key in sorted(set(re.findall(r'href="/case/([0-9a-f]+)', page))):
+        print(client.get(f"/case/{key}").text)
+'''
+
+
+def test_commands_that_read_results_never_import_a_plugin(tattler, tmp_path):
+    env, (a, b), mark = tattler
+    reads = [("report", "-r", str(a), "-f", "json"), ("report", "-r", str(a), "-f", "csv"), ("report", "-r", str(a)),
+             ("report", "-r", str(a), "--html", str(tmp_path / "r.html")), ("compare", "-r", str(a), "-r", str(b)),
+             ("export", "-f", "eee", "-r", str(a), "-o", str(tmp_path / "eee"))]
+    for args in reads:
+        r = randori(*args, env=env)
+        assert r.returncode == 0, (args, r.stderr)
+        assert "tattler plugin" not in r.stdout + r.stderr, args
+    rep = randori("report", "-r", str(a), "-f", "json", env=env)
+    assert {row["suite"] for row in json.loads(rep.stdout)["rows"]} >= {"tattler"}  # its results are reported
+    assert json.loads(rep.stdout)["excluded_old_version_cases"] == 0
+    pytest.importorskip("starlette")
+    view = subprocess.run([sys.executable, "-c", VIEW, str(a)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+    assert view.returncode == 0, view.stderr
+    assert "Say hello." in view.stdout  # the goal, from the run's record, not from the plugin
+    assert not mark.exists(), mark.read_text()
+
+
+def test_a_plugin_suites_current_version_is_that_of_its_latest_results(monkeypatch):
+    import randori.suites
+    from randori.bench.report import current_rows
+
+    monkeypatch.setattr(randori.suites, "is_plugin", lambda name: name == "notes")
+    rows = [{"suite": "notes", "suite_version": "0.1", "created_at": 1.0},
+            {"suite": "notes", "suite_version": "0.2", "created_at": 2.0},
+            {"suite": "notes", "suite_version": "0.1", "created_at": 1.5},
+            {"suite": "agentdojo:banking", "suite_version": "v1", "created_at": 3.0},
+            {"suite": "agentdojo:banking", "suite_version": "v1.2", "created_at": 1.0}]
+    kept, dropped = current_rows(rows)
+    assert [(r["suite"], r["suite_version"]) for r in kept] == [
+        ("notes", "0.2"), ("agentdojo:banking", "v1"), ("agentdojo:banking", "v1.2")]
+    assert dropped == 2

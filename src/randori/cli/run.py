@@ -250,6 +250,7 @@ def run(
                   "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
                   "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
                   **({"max_tool_calls": max_tool_calls} if max_tool_calls is not None else {}),
+                  **_plugin_goals(suites),
                   **_subset_config(sample, sample_seed, limit, max_cost)}
         spans = _otel_sink(otel) if otel else None
         run_id = store.start_run(config)
@@ -293,6 +294,16 @@ def run(
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
                    f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
         raise typer.Exit(1)
+
+
+def _plugin_goals(suites: list[Any]) -> dict[str, Any]:
+    """The injection goals of plugin suites, kept with the run: the viewer shows them without
+    importing the plugin."""
+    from randori.suites import is_plugin
+
+    goals = {f"{s.name}@{s.version}": {tid: t.goal for tid, t in s.injection_tasks.items()}
+             for s in suites if is_plugin(s.name)}
+    return {"goals": goals} if goals else {}
 
 
 def _subset_config(sample: float | None, seed: int, limit: int | None, max_cost: float | None) -> dict[str, Any]:

@@ -29,6 +29,12 @@ def suite_names() -> list[str]:
     return SUITES.names()
 
 
+def is_plugin(name: str) -> bool:
+    """A suite a third-party package registers (an entry point). Commands that only read results
+    (report, compare, export, view) never import one: a slow, noisy or broken plugin cannot touch them."""
+    return name not in BUILTIN and name in SUITES.table()
+
+
 def listed_suite_names() -> list[str]:
     """What `randori suites list` shows: every installed suite, AgentDojo's when its package is there.
     AgentDojo's are run only when named (`--suite agentdojo:banking`), never as part of "all"."""

@@ -74,12 +74,13 @@ def create_app(results_dir: str | Path, hosts: tuple[str, ...] = ()) -> Starlett
                 return error(request, 404, f"no case with key {key} in this store")
             t = q.trace(conn, key) or {"injections": {}, "messages": [], "diff": []}
             prev_key, next_key = q.neighbours(conn, f, key)
+            goal = _goal(c) or (q.stored_goal(conn, c) if c.get("injection_task") else None)
         messages = [_message(m, t["injections"] or {}) for m in t["messages"] or []]
         diff = t["diff"] or []
         marked, goal_known = _goal_rows(c, diff, t["injections"] or {})
         return page(request, "case.html", c=c, f=f, injections=t["injections"] or {}, messages=messages,
                     attempts=t.get("attempts") or [], why=explain.why(c), goal_known=goal_known,
-                    diff=[_diff_row(d, i in marked) for i, d in enumerate(diff)], goal=_goal(c), prev_key=prev_key,
+                    diff=[_diff_row(d, i in marked) for i, d in enumerate(diff)], goal=goal, prev_key=prev_key,
                     next_key=next_key, prompt=next((m["content"] for m in messages if m["role"] == "user"), ""))
 
     def case_json(request: Request) -> Response:
@@ -169,9 +170,12 @@ def _goal(c: dict[str, Any]) -> str | None:
 
 @functools.lru_cache(maxsize=32)
 def _suite(name: str, version: str) -> Any:
+    """The suite, when this version of it is installed and it is not a plugin's (the viewer imports none)."""
     try:
-        from randori.suites import get_suite
+        from randori.suites import get_suite, is_plugin
 
+        if is_plugin(name):
+            return None
         suite = get_suite(name)
     except Exception:  # a suite that is not installed (or broken) only costs the goal's text
         return None

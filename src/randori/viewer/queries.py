@@ -244,6 +244,14 @@ def case(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     return out
 
 
+def stored_goal(conn: sqlite3.Connection, c: dict[str, Any]) -> str | None:
+    """The goal of case `c`'s injection task as the run that made it recorded it (a plugin's suites
+    are not imported to show a case)."""
+    row = conn.execute("SELECT config FROM runs WHERE id = ?", (c["run_id"],)).fetchone()
+    goals = json.loads(row[0] or "{}").get("goals", {}) if row else {}
+    return goals.get(f"{c['suite']}@{c['suite_version']}", {}).get(c["injection_task"])
+
+
 def trace(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     import zlib
 
