@@ -1,3 +1,4 @@
+import contextlib
 import html
 import re
 import socket
@@ -234,26 +235,72 @@ def test_view_command_errors_are_one_line(tmp_path, scripted_store):
     assert r.returncode == 2 and f"port {port} on 127.0.0.1 is in use" in r.stderr
 
 
-def test_view_command_serves_the_store_on_loopback(scripted_store):
+@contextlib.contextmanager
+def serving(store, *args, host="127.0.0.1"):
+    """`randori view` on a free port of `host`, started and stopped; yields (base URL, its process)."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "randori", "view", "-r", str(scripted_store), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "randori", "view", "-r", str(store), "--port", str(port), *args],
                             stderr=subprocess.PIPE, text=True)
+    url = f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                r = httpx.get(f"http://127.0.0.1:{port}/cases?outcome=hijacked", timeout=2)
+                httpx.get(url, timeout=2)
                 break
             except httpx.TransportError:
                 assert proc.poll() is None and time.monotonic() < deadline, "viewer did not start"
                 time.sleep(0.2)
-        assert r.status_code == 200 and len(TILE.findall(r.text)) == 22
+        yield url, proc
     finally:
         proc.terminate()
         proc.wait(timeout=15)
-    assert f"on http://127.0.0.1:{port}/" in proc.stderr.read()
+
+
+def test_view_command_serves_the_store_on_loopback(scripted_store):
+    with serving(scripted_store) as (url, proc):
+        r = httpx.get(f"{url}/cases?outcome=hijacked", timeout=10)
+        assert r.status_code == 200 and len(TILE.findall(r.text)) == 22
+    assert f"on {url}/" in proc.stderr.read()
+
+
+def test_view_host_serves_there_and_answers_only_its_own_names(scripted_store):
+    host = "127.0.0.2"  # another loopback address: a host other than the default, on any Linux
+    with serving(scripted_store, "--host", host, host=host) as (url, proc):
+        port = url.rsplit(":", 1)[1]
+        assert httpx.get(f"{url}/cases", timeout=10).status_code == 200  # Host: 127.0.0.2:PORT
+        for name in ("localhost", f"127.0.0.1:{port}"):
+            assert httpx.get(f"{url}/cases", headers={"Host": name}, timeout=10).status_code == 200, name
+        for name in ("evil.example", f"evil.example:{port}", "127.0.0.3"):
+            r = httpx.get(f"{url}/cases", headers={"Host": name}, timeout=10)
+            assert r.status_code == 421 and "<table" not in r.text, name
+    err = proc.stderr.read()
+    assert f"on {url}/" in err and "randori: warning: serving on 127.0.0.2: anyone who can reach it" in err
+
+
+def test_the_viewer_app_answers_the_names_it_was_started_for(scripted_store):
+    from starlette.testclient import TestClient
+
+    from randori.viewer.app import create_app
+
+    app = create_app(scripted_store, hosts=("mybox.lan",))
+    for base in ("http://127.0.0.1", "http://mybox.lan:8765", "http://MyBox.lan"):
+        assert TestClient(app, base_url=base).get("/").status_code == 200, base
+    assert TestClient(app, base_url="http://evil.example").get("/").status_code == 421
+
+
+@pytest.mark.parametrize("host, message", [
+    ("0.0.0.0", "listens on every address"), ("::", "listens on every address"),
+    ("my host!", "give an address"), ("no-such-host.invalid", "not an address or name of this machine"),
+    ("192.0.2.1", "cannot serve on 192.0.2.1 port")])
+def test_a_bad_view_host_is_one_line(scripted_store, host, message):
+    r = randori("view", "-r", str(scripted_store), "--host", host, "--port", "8765")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert line.startswith("randori: error: --host" if "cannot" not in message else "randori: error: cannot")
+    assert message in line
 
 
 def test_adaptive_case_lists_every_try(tmp_path):

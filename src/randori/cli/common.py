@@ -109,14 +109,22 @@ def _use_prices(path: Path | None) -> None:
     os.environ[PRICES_ENV] = str(path)
 
 
-def _check_port(port: int) -> None:
+def _check_port(port: int, host: str = "127.0.0.1") -> None:
+    import errno
     import socket
 
-    with socket.socket() as probe:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        raise UserError(f"--host {host}: not an address or name of this machine ({e.strerror or e})") from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family) as probe:
         try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            raise UserError(f"port {port} on 127.0.0.1 is in use; pick another with --port") from None
+            probe.bind(address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise UserError(f"port {port} on {host} is in use; pick another with --port") from None
+            raise UserError(f"cannot serve on {host} port {port}: {e.strerror or e}") from None
 
 
 def _terminal_width() -> int:
