@@ -36,6 +36,30 @@ def describe_exception(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
+def raised_at(e: BaseException) -> str | None:
+    """`file:line` where `e` was raised: the innermost frame outside Python's own library (the
+    plugin's line that called json, not json's), the file relative to the current folder when in it."""
+    import os
+    import sysconfig
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return None
+    stdlib = tuple(p for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")} if p)
+    frame = next((f for f in reversed(frames) if not f.filename.startswith(stdlib)), frames[-1])
+    name = frame.filename
+    if os.path.isabs(name) and name.startswith(os.getcwd() + os.sep):
+        name = os.path.relpath(name)
+    return f"{name}:{frame.lineno}"
+
+
+def describe_failure(e: BaseException) -> str:
+    """`ValueError: bad thing (at plugin.py:12)` in one line: an exception in someone's code, and where."""
+    where = raised_at(e)
+    return f"{describe_exception(e)} (at {where})" if where else describe_exception(e)
+
+
 class Registry:
     """`check(obj)` returns what is wrong with a loaded object (None: it is of the right kind)."""
 

@@ -16,7 +16,7 @@ from randori.bench.cases import Case
 from randori.bench.metrics import any_known
 from randori.bench.store import CaseResult
 from randori.errors import AgentFailure, FatalModelError, ModelError
-from randori.registry import describe_exception
+from randori.registry import describe_exception, describe_failure
 from randori.tasks.attempts import goal_calls, progress
 from randori.tasks.environment import settled, state_diff
 from randori.tasks.suite import TaskSuite
@@ -63,12 +63,13 @@ async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, in
         await agent.run(env, prompt, watch=injections, trace=out.trace)
         text = out.trace.final_output
         with settled(pre, env):
+            verdict = (suite.name, text, pre, env, out.trace)
             if case.kind == "injection_only":
-                out.utility = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
+                out.utility = _judge(it, "attack_succeeded", *verdict)
             else:
-                out.utility = ut.utility(text, pre, env, out.trace)  # type: ignore[union-attr]
+                out.utility = _judge(ut, "utility", *verdict)
             if case.kind == "attacked":
-                out.attack_succeeded = it.attack_succeeded(text, pre, env, out.trace)  # type: ignore[union-attr]
+                out.attack_succeeded = _judge(it, "attack_succeeded", *verdict)
             elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
                 out.attack_succeeded = not out.utility
             out.diff = state_diff(pre, env)
@@ -87,9 +88,23 @@ async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, in
             out.trace.messages.append(Message(role="assistant", content="", usage=e.usage, annotations=[note]))
     except Exception as e:  # a bug in a task or tool must not take the whole run down
         out.status, out.error_category = "error", "internal"
-        out.error_message = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
+        # A first line that says it all (what the run prints), then the traceback (what the viewer shows).
+        cause = e.__cause__ if isinstance(e, CheckRaised) and e.__cause__ is not None else e
+        first = str(e) if isinstance(e, CheckRaised) else describe_failure(e)
+        out.error_message = f"{first}\n{''.join(traceback.format_exception(cause, limit=6))}"
     out.duration_s = time.perf_counter() - t0
     return out
+
+
+class CheckRaised(Exception):
+    """A task's check raised; the message names the task, the check and where it raised."""
+
+
+def _judge(task: Any, check: str, suite: str, *args: Any) -> bool:
+    try:
+        return getattr(task, check)(*args)  # type: ignore[no-any-return]
+    except Exception as e:
+        raise CheckRaised(f"{suite}/{task.id}: check {check} raised {describe_failure(e)}") from e
 
 
 def _progress(out: Outcome, suite: TaskSuite[Any], ut: UserTask | None, it: InjectionTask) -> None:

@@ -291,9 +291,15 @@ def run(
     console.print(cli_plan.next_steps(results_dir, compare_by), highlight=False, soft_wrap=True)
     if tally["ran"] and tally["errors"] == tally["ran"]:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
+        first = clip(_one_line(_first_line(tally["first_error"])), 300)
         typer.echo(f"randori: error: every case of this run failed ({kinds}); the errors are stored and the "
-                   f"next run retries them. First error: {clip(_one_line(tally['first_error']), 300)}", err=True)
+                   f"next run retries them. First error: {first}", err=True)
         raise typer.Exit(1)
+
+
+def _first_line(error: str) -> str:
+    """A stored error without the traceback after it (its first line says what failed, and where)."""
+    return error.split("\nTraceback (most recent call last):", 1)[0]
 
 
 def _plugin_goals(suites: list[Any]) -> dict[str, Any]:

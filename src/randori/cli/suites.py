@@ -115,7 +115,9 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
             failed = True
             typer.echo(f"{s.name}@{s.version}: {len(problems)} problem(s)")
             for p in problems:
-                typer.echo(textwrap.fill(p, width, initial_indent="  ", subsequent_indent="    "))
+                # Wrapped at spaces only: a file:line or a name is never cut.
+                typer.echo(textwrap.fill(p, width, initial_indent="  ", subsequent_indent="    ",
+                                         break_on_hyphens=False, break_long_words=False))
         else:
             typer.echo(f"{s.name}@{s.version}: ok ({len(s.user_tasks)} user tasks, "
                        f"{len(s.injection_tasks)} injection tasks)")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from randori.registry import describe_failure, raised_at
 from randori.tasks.environment import settled
 from randori.tasks.suite import TaskSuite
 from randori.validity.variants import ValuePool
@@ -41,6 +42,7 @@ class SuiteCheck:
     problems: list[Problem] = field(default_factory=list)
     tried: Counter[str] = field(default_factory=Counter)
     held: Counter[str] = field(default_factory=Counter)
+    raised: set[tuple[str, str, type, str | None]] = field(default_factory=set)  # checks that raised, and where
 
     def verdict(self, rule: str, task: str, check: Judge, output: str, pre: Any, post: Any,
                 trace: Trace) -> bool | None:
@@ -48,7 +50,13 @@ class SuiteCheck:
         try:
             return bool(check(output, pre, post, trace))
         except Exception as e:
-            self.count(rule, False, task, f"check raised {type(e).__name__}: {e}")
+            # One problem per check and place it raises at, however many rules' variants meet it.
+            name, where = getattr(check, "__name__", "check"), raised_at(e)
+            if (task, name, type(e), where) in self.raised:
+                self.tried[rule] += 1
+            else:
+                self.raised.add((task, name, type(e), where))
+                self.count(rule, False, task, f"check {name} raised {describe_failure(e)}")
             return None
 
     def count(self, rule: str, ok: bool, task: str = "", message: str = "") -> bool:
