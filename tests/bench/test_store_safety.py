@@ -4,12 +4,16 @@ written is one line naming it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -80,36 +84,52 @@ def test_an_older_store_is_read_as_it_is_and_upgraded_only_by_a_run(results):
 
 def read_only(path):
     """A command prefix that runs a command with `path` on a read-only mount (as root, where file
-    modes do not stop writes), or None when that is not possible here."""
+    modes do not stop writes: bubblewrap, else util-linux's unshare), [] when file modes are enough
+    (not root), or None when neither is possible here."""
     if os.geteuid() != 0:
         return []
-    if not shutil.which("unshare"):
-        return None
-    prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(path)]
-    probe = subprocess.run([*prefix, "true"], capture_output=True)
-    return prefix if probe.returncode == 0 else None
+    from randori.sandboxing import find_bwrap
+
+    candidates = []
+    if bwrap := find_bwrap():
+        candidates.append([bwrap, "--dev-bind", "/", "/", "--ro-bind", str(path), str(path), "--"])
+    if shutil.which("unshare"):
+        candidates.append(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(path)])
+    for prefix in candidates:
+        probe = subprocess.run([*prefix, "sh", "-c", f'! touch "{path}/.probe" 2>/dev/null'], capture_output=True)
+        if probe.returncode == 0:
+            return prefix
+    return None
 
 
-def run_read_only(path, *args):
+@contextlib.contextmanager
+def made_read_only(path):
+    """The command prefix under which `path` (a directory and its files) cannot be written."""
     prefix = read_only(path)
     if prefix is None:
-        pytest.skip("cannot make a directory read-only here (root without mount namespaces)")
+        pytest.skip("cannot make a directory read-only here (root without bubblewrap or mount namespaces)")
     modes = []
     if not prefix:  # not root: file modes are enough
         for p in (path, *path.iterdir()):
             modes.append((p, p.stat().st_mode))
             p.chmod(0o555 if p.is_dir() else 0o444)
     try:
-        env = {**os.environ, "COLUMNS": "200"}
-        return subprocess.run([*prefix, sys.executable, "-m", "randori", *args], capture_output=True, text=True,
-                              env=env, timeout=120)
+        yield prefix
     finally:
         for p, mode in modes:
             p.chmod(mode)
 
 
+def run_read_only(path, *args):
+    with made_read_only(path) as prefix:
+        env = {**os.environ, "COLUMNS": "200"}
+        return subprocess.run([*prefix, sys.executable, "-m", "randori", *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+
+
 def test_a_read_only_store_can_be_reported_but_not_run_into(results):
+    assert sorted(p.name for p in results.iterdir()) == [STORE_FILE]  # no -wal or -shm file beside it
     rep = run_read_only(results, "report", "-r", str(results), "-f", "json")
     assert rep.returncode == 0, rep.stderr
     assert json.loads(rep.stdout)["rows"][0]["attack_success"]["n"] == 1
@@ -121,3 +141,34 @@ def test_a_read_only_store_can_be_reported_but_not_run_into(results):
     assert sub.returncode == 2 and "Traceback" not in sub.stderr
     assert sub.stderr.strip().splitlines()[-1].startswith(
         f"randori: error: cannot create the results directory {results / 'more'}")
+
+
+def test_a_read_only_store_can_be_viewed(results):
+    pytest.importorskip("starlette")
+    import httpx
+
+    assert sorted(p.name for p in results.iterdir()) == [STORE_FILE]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with made_read_only(results) as prefix:
+        proc = subprocess.Popen([*prefix, sys.executable, "-m", "randori", "view", "-r", str(results), "--port",
+                                 str(port)], stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    pages = [httpx.get(f"http://127.0.0.1:{port}{u}", timeout=5) for u in ("/", "/cases")]
+                    break
+                except httpx.TransportError:
+                    assert proc.poll() is None, proc.stderr.read()
+                    assert time.monotonic() < deadline, "viewer did not start"
+                    time.sleep(0.2)
+            key = re.search(r'href="/case/([0-9a-f]+)', pages[1].text).group(1)
+            pages.append(httpx.get(f"http://127.0.0.1:{port}/case/{key}", timeout=5))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    assert [p.status_code for p in pages] == [200, 200, 200]
+    assert "user_task_1" in pages[2].text
+    assert sorted(p.name for p in results.iterdir()) == [STORE_FILE]
