@@ -85,8 +85,8 @@ def test_models_check_prints_no_escape_and_no_piece_of_the_key(key):
     assert not leaks(key, *outputs)
 
 
-def test_run_report_store_and_viewer_hold_no_escape_and_no_piece_of_the_key(tmp_path):
-    key = LONG_KEY
+@pytest.mark.parametrize("key", [LONG_KEY, SHORT_KEY], ids=["long-with-slash", "short-with-slash"])
+def test_run_report_store_and_viewer_hold_no_escape_and_no_piece_of_the_key(tmp_path, key):
     env = {"OPENAI_API_KEY": key}
     results = tmp_path / "results"
     with FakeOpenAIServer(hostile_policy(key)) as server:
