@@ -80,7 +80,7 @@ print("hello from the tattler plugin")
 
 @pytest.fixture(scope="module")
 def tattler(tmp_path_factory):
-    """A suite plugin (with an attack and a defense beside it) that prints on import and notes every
+    """A suite plugin (with an attack, a defense and a model provider beside it) that prints on import and notes every
     process that imports it in a file; and two stores holding results of its suite."""
     root = tmp_path_factory.mktemp("tattler")
     (root / "tattler_plugin.py").write_text(TATTLER + textwrap.dedent(SUITES) + '\ntattler = make("tattler", "data")\n')
@@ -92,7 +92,8 @@ def tattler(tmp_path_factory):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tattler\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[randori.suites]\ntattler = tattler_plugin:tattler\n\n"
                                            "[randori.attacks]\ntattle = tattler_plugin:Attack\n\n"
-                                           "[randori.defenses]\ntattle = tattler_plugin:Explodes\n")
+                                           "[randori.defenses]\ntattle = tattler_plugin:Explodes\n\n"
+                                           "[randori.models]\ntattle = tattler_plugin:Model\n")
     mark = root / "imported-by"
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
            "TATTLER_MARK": str(mark)}
