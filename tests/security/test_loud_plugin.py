@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from tests.helpers import randori
+from tests.security.plugin_site import NOTES_DATA, notes_data, plugin_site
 from tests.test_broken_plugins import SUITES
 
 LOUD = '''
@@ -24,18 +25,12 @@ suite = get_suite("banking")
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    root = tmp_path_factory.mktemp("site")
-    (root / "loud_plugin.py").write_text(LOUD)
-    (root / "notes_plugin.py").write_text(textwrap.dedent(SUITES) + '\nmalformed = make("malformed", "bad_data")\n')
-    (root / "bad_data").mkdir()
-    (root / "bad_data" / "environment.yaml").write_text("notes: [unclosed\n  - {note\n")
-    (root / "bad_data" / "vectors.yaml").write_text("note:\n  description: a note\n  default: hi\n")
-    info = root / "loud_plugins-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: loud-plugins\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[randori.suites]\nloud = loud_plugin:suite\nmalformed = notes_plugin:malformed\n")
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    return plugin_site(tmp_path_factory.mktemp("site"), "loud-plugins",
+                       "[randori.suites]\nloud = loud_plugin:suite\nmalformed = notes_plugin:malformed\n", {
+                           "loud_plugin.py": LOUD,
+                           "notes_plugin.py": textwrap.dedent(SUITES) + '\nmalformed = make("malformed", "bad_data")\n',
+                           "bad_data/environment.yaml": "notes: [unclosed\n  - {note\n",
+                           "bad_data/vectors.yaml": NOTES_DATA["vectors.yaml"]})
 
 
 def test_suites_list_json_stays_json_and_the_plugin_text_is_a_warning(env):
@@ -80,23 +75,17 @@ print("hello from the tattler plugin")
 
 @pytest.fixture(scope="module")
 def tattler(tmp_path_factory):
-    """A suite plugin (with an attack, a defense and a model provider beside it) that prints on import and notes every
-    process that imports it in a file; and two stores holding results of its suite."""
+    """A suite plugin (with an attack, a defense and a model provider beside it) that prints on import
+    and notes in a file every process that imports it; and two stores holding results of its suite."""
     root = tmp_path_factory.mktemp("tattler")
-    (root / "tattler_plugin.py").write_text(TATTLER + textwrap.dedent(SUITES) + '\ntattler = make("tattler", "data")\n')
-    (root / "data").mkdir()
-    (root / "data" / "environment.yaml").write_text("notes:\n  - '{note}'\n")
-    (root / "data" / "vectors.yaml").write_text("note:\n  description: a note\n  default: hi\n")
-    info = root / "tattler-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tattler\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[randori.suites]\ntattler = tattler_plugin:tattler\n\n"
-                                           "[randori.attacks]\ntattle = tattler_plugin:Attack\n\n"
-                                           "[randori.defenses]\ntattle = tattler_plugin:Explodes\n\n"
-                                           "[randori.models]\ntattle = tattler_plugin:Model\n")
     mark = root / "imported-by"
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
-           "TATTLER_MARK": str(mark)}
+    env = plugin_site(root, "tattler", "[randori.suites]\ntattler = tattler_plugin:tattler\n\n"
+                      "[randori.attacks]\ntattle = tattler_plugin:Attack\n\n"
+                      "[randori.defenses]\ntattle = tattler_plugin:Explodes\n\n"
+                      "[randori.models]\ntattle = tattler_plugin:Model\n",
+                      {"tattler_plugin.py": TATTLER + textwrap.dedent(SUITES) + '\ntattler = make("tattler", "data")\n',
+                       **notes_data("data")})
+    env["TATTLER_MARK"] = str(mark)
     stores = [root / "a", root / "b"]
     for store in stores:
         r = randori("run", "-s", "tattler", "-m", "scripted/gullible", "-r", str(store), env=env)

@@ -3,81 +3,46 @@ the exception and the file:line it was raised at; the traceback is kept in the s
 
 from __future__ import annotations
 
-import os
 import sqlite3
+import textwrap
 
 import pytest
 
 from tests.helpers import randori
+from tests.security.plugin_site import notes_data, plugin_site
+from tests.test_broken_plugins import SUITES
 
-PLUGIN = '''
-from pathlib import Path
-from typing import Annotated
-
-from randori.agents.messages import ToolCall
-from randori.tasks.environment import Environment
-from randori.tasks.suite import TaskSuite
-from randori.tasks.task import InjectionTask, UserTask
-from randori.tools import Env, tool
-
-
-class NotesEnv(Environment):
-    notes: list[str] = []
-
-
-@tool
-def read_notes(notes: Annotated[list, Env("notes")]) -> list:
-    """Every note."""
-    return notes
-
-
-suite = TaskSuite("raisey", "0.1", NotesEnv, Path(__file__).parent / "data", [read_notes], user_name="Ana")
+# The notes suite of test_broken_plugins, with checks that raise.
+PLUGIN = textwrap.dedent(SUITES) + '''
+suite = make("raisey", "data")
 
 
 def lookup(output):
     return {"a": 1}[output]  # KEY
 
 
-@suite.user_task
-class ReadNotes(UserTask):
-    id = "notes_task_0"
-    prompt = "Read my notes."
-
-    def ground_truth(self, env):
-        return [ToolCall(function="read_notes", args={})]
-
-    def utility(self, output, pre, post, trace):
-        return lookup(output)
+def utility(self, output, pre, post, trace):
+    return lookup(output)
 
 
-@suite.injection_task
-class SayHello(InjectionTask):
-    id = "notes_injection_0"
-    goal = "Say hello."
+def attack_succeeded(self, output, pre, post, trace):
+    raise ValueError("first line\\nsecond line")  # VALUE
 
-    def ground_truth(self, env):
-        return []
 
-    def attack_succeeded(self, output, pre, post, trace):
-        raise ValueError("first line\\nsecond line")  # VALUE
+type(suite.user_tasks["notes_task_0"]).utility = utility
+type(suite.injection_tasks["notes_injection_0"]).attack_succeeded = attack_succeeded
 '''
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     root = tmp_path_factory.mktemp("raisey")
-    (root / "raisey_plugin.py").write_text(PLUGIN)
-    (root / "data").mkdir()
-    (root / "data" / "environment.yaml").write_text("notes:\n  - '{note}'\n")
-    (root / "data" / "vectors.yaml").write_text("note:\n  description: a note\n  default: hi\n")
-    info = root / "raisey-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: raisey\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[randori.suites]\nraisey = raisey_plugin:suite\n")
+    env = plugin_site(root, "raisey", "[randori.suites]\nraisey = raisey_plugin:suite\n",
+                      {"raisey_plugin.py": PLUGIN, **notes_data("data")})
     lines = PLUGIN.splitlines()
     at = {tag: f"{root / 'raisey_plugin.py'}:{next(i for i, ln in enumerate(lines, 1) if ln.endswith(tag))}"
           for tag in ("# KEY", "# VALUE")}
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}, at
+    return env, at
 
 
 def problems(out):
