@@ -121,3 +121,16 @@ def test_max_tool_calls_is_refused_for_an_external_agent(tmp_path):
 def test_help_states_the_default():
     r = randori("run", "--help")
     assert "--max-tool-calls" in r.stdout and f"Default: {MAX_TOOL_CALLS}." in " ".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("defense", ["none", "plan_then_execute"])
+def test_the_cap_reaches_the_loop_a_defense_builds(defense):
+    from randori.agents.agent import AgentSpec
+    from randori.agents.defenses import get_defense
+
+    suite = get_suite("banking")
+    built = AgentSpec.capped(3).build(Flood("get_accounts", 1), suite.tools, "", get_defense(defense),  # type: ignore[arg-type]
+                                      max_steps=5)
+    assert built.max_tool_calls == 3  # type: ignore[attr-defined]
+    assert AgentSpec.capped(None).build(Flood("get_accounts", 1), suite.tools, "", get_defense(defense),  # type: ignore[arg-type]
+                                        max_steps=5).max_tool_calls == MAX_TOOL_CALLS  # type: ignore[attr-defined]
