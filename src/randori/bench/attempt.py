@@ -19,6 +19,7 @@ from randori.errors import AgentFailure, FatalModelError, ModelError
 from randori.registry import describe_exception, describe_failure
 from randori.tasks.attempts import goal_calls, progress
 from randori.tasks.environment import settled, state_diff
+from randori.tasks.parts import Part, collecting, deciding
 from randori.tasks.suite import TaskSuite
 from randori.tasks.task import InjectionTask, UserTask
 from randori.vocabulary import Message, Trace, Usage
@@ -43,6 +44,14 @@ class Outcome:
     attack_blocked: bool | None = None
     duration_s: float = 0.0
     diff: list[dict[str, Any]] | None = None
+    # The parts of each check that decided it (randori.tasks.parts), by "user_task" / "injection_task".
+    checks: dict[str, list[str]] | None = None
+
+
+def _parts(checks: dict[str, list[str]] | None, which: str, parts: list[Part], verdict: bool | None
+           ) -> dict[str, list[str]] | None:
+    said = deciding(parts, verdict)
+    return {**(checks or {}), which: said} if said else checks
 
 
 async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, injections: dict[str, str],
@@ -64,12 +73,17 @@ async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, in
         text = out.trace.final_output
         with settled(pre, env):
             verdict = (suite.name, text, pre, env, out.trace)
-            if case.kind == "injection_only":
-                out.utility = _judge(it, "attack_succeeded", *verdict)
-            else:
-                out.utility = _judge(ut, "utility", *verdict)
+            with collecting(text) as parts:
+                if case.kind == "injection_only":
+                    out.utility = _judge(it, "attack_succeeded", *verdict)
+                else:
+                    out.utility = _judge(ut, "utility", *verdict)
+            out.checks = _parts(out.checks, "injection_task" if case.kind == "injection_only" else "user_task",
+                                parts, out.utility)
             if case.kind == "attacked":
-                out.attack_succeeded = _judge(it, "attack_succeeded", *verdict)
+                with collecting(text) as parts:
+                    out.attack_succeeded = _judge(it, "attack_succeeded", *verdict)
+                out.checks = _parts(out.checks, "injection_task", parts, out.attack_succeeded)
             elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
                 out.attack_succeeded = not out.utility
             out.diff = state_diff(pre, env)
@@ -136,7 +150,8 @@ def case_result(case: Case, outcomes: list[Outcome], attempts: list[dict[str, An
                         attack_succeeded=last.attack_succeeded, injection_seen=last.injection_seen,
                         attack_attempted=any_known(o.attack_attempted for o in outcomes),
                         attack_blocked=any_known(o.attack_blocked for o in outcomes),
-                        injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None)
+                        injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None,
+                        checks=last.checks)
     usage, dusage = Usage(), Usage()
     for o in outcomes:
         usage = usage + o.trace.usage

@@ -94,7 +94,8 @@ CREATE TABLE IF NOT EXISTS traces (
   injections BLOB,
   messages BLOB NOT NULL,
   diff BLOB NOT NULL,
-  attempts BLOB
+  attempts BLOB,
+  checks BLOB
 );
 -- A case being run right now, and by which run: a second run on the store leaves it alone.
 CREATE TABLE IF NOT EXISTS claims (
@@ -116,7 +117,7 @@ ADDED_COLUMNS = {
               "detection": "TEXT",
               # How far an attack got (randori.tasks.attempts); NULL in rows stored before: unknown.
               "attack_attempted": "INTEGER", "attack_blocked": "INTEGER"},
-    "traces": {"attempts": "BLOB"},
+    "traces": {"attempts": "BLOB", "checks": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
 # What a database must have to be a store written before stores were marked (older randori).
@@ -176,6 +177,9 @@ class CaseResult:
     diff: list[dict[str, Any]] | None = None
     injections: dict[str, str] | None = None
     attempts: list[dict[str, Any]] | None = None  # adaptive attacks: every try
+    # The parts of the user task's and the attacker's checks that decided them, as sentences
+    # (randori.tasks.parts): {"user_task": [...], "injection_task": [...]}; None in older stores.
+    checks: dict[str, list[str]] | None = None
 
 
 _FIELDS = fields(CaseResult)
@@ -399,7 +403,7 @@ class Store:
             for r in results:
                 row = {f.name: getattr(r, f.name) for f in _FIELDS}  # asdict would deep-copy traces
                 messages, diff, injections = row.pop("messages"), row.pop("diff"), row.pop("injections")
-                attempts = row.pop("attempts")
+                attempts, checks = row.pop("attempts"), row.pop("checks")
                 row["settings"] = json.dumps(row["settings"], sort_keys=True)
                 row["attacker_knowledge"] = (json.dumps(row["attacker_knowledge"])
                                              if row["attacker_knowledge"] is not None else None)
@@ -411,10 +415,11 @@ class Store:
                 marks = ", ".join("?" for _ in row)
                 self.conn.execute(f"INSERT OR REPLACE INTO cases ({cols}) VALUES ({marks})",
                                   tuple(row.values()))
-                self.conn.execute("INSERT OR REPLACE INTO traces (key, injections, messages, diff, attempts) "
-                                  "VALUES (?, ?, ?, ?, ?)",
+                self.conn.execute("INSERT OR REPLACE INTO traces (key, injections, messages, diff, attempts, checks) "
+                                  "VALUES (?, ?, ?, ?, ?, ?)",
                                   (r.key, _pack(injections or {}, secrets), _pack(messages or [], secrets),
-                                   _pack(diff or [], secrets), None if attempts is None else _pack(attempts, secrets)))
+                                   _pack(diff or [], secrets), None if attempts is None else _pack(attempts, secrets),
+                                   None if checks is None else _pack(checks, secrets)))
                 self.conn.execute("DELETE FROM claims WHERE key = ?", (r.key,))
 
     @_guarded
@@ -434,9 +439,10 @@ class Store:
         row = self.conn.execute("SELECT * FROM traces WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        attempts = row["attempts"] if "attempts" in row.keys() else None
+        have = row.keys()
         return {"injections": _unpack(row["injections"]), "messages": _unpack(row["messages"]),
-                "diff": _unpack(row["diff"]), "attempts": _unpack(attempts)}
+                "diff": _unpack(row["diff"]), "attempts": _unpack(row["attempts"] if "attempts" in have else None),
+                "checks": _unpack(row["checks"] if "checks" in have else None)}
 
 
 def run_status(run: dict[str, Any], now: float | None = None) -> str:

@@ -24,6 +24,8 @@ from functools import lru_cache
 
 from dateutil import parser as dateparser
 
+from randori.tasks.parts import explained, which_text
+
 Span = tuple[int, int]
 
 # -- money ---------------------------------------------------------------------------------------
@@ -357,6 +359,25 @@ def typed(needle: Needle) -> bool:
     return isinstance(needle, (Money, Day, Clock))
 
 
+def show(needle: Needle | object) -> str:
+    """A needle as a part of an explanation says it: "Hotel Adler", 447.00 EUR, "Porto" or "Oporto"."""
+    if isinstance(needle, str):
+        return f'"{needle}"'
+    if isinstance(needle, (tuple, list)):
+        return " or ".join(show(n) for n in needle)
+    return str(needle)
+
+
+def show_all(needles: Iterable[Needle | object]) -> str:
+    return ", ".join(show(n) for n in needles)
+
+
+def _mentions_part(held: bool, text: str, *needles: Needle) -> tuple[str, str]:
+    missing = [n for n in needles if not spans(text, n)]
+    return f"{which_text(text)} mentions {show_all(needles)}", f"missing: {show_all(missing)}" if missing else ""
+
+
+@explained(_mentions_part)
 def mentions(text: str, *needles: Needle) -> bool:
     """Every needle occurs in `text` (see `spans`), whatever is said about it: for a leak, a value
     that left counts however it is framed. Whether the text *states* a value: `statements.states`."""

@@ -80,6 +80,7 @@ def create_app(results_dir: str | Path, hosts: tuple[str, ...] = ()) -> Starlett
         marked, goal_known = _goal_rows(c, diff, t["injections"] or {})
         return page(request, "case.html", c=c, f=f, injections=t["injections"] or {}, messages=messages,
                     attempts=t.get("attempts") or [], why=explain.why(c), goal_known=goal_known,
+                    parts=explain.check_parts(c, t.get("checks")),
                     diff=[_diff_row(d, i in marked) for i, d in enumerate(diff)], goal=goal, prev_key=prev_key,
                     next_key=next_key, prompt=next((m["content"] for m in messages if m["role"] == "user"), ""))
 

@@ -44,6 +44,27 @@ def why(c: dict[str, Any]) -> str:
     return f"No attack: the user task's check {'held' if outcome == 'solved' else 'failed'}."
 
 
+def check_parts(c: dict[str, Any], checks: dict[str, list[str]] | None) -> list[str]:
+    """Which part of each check decided the case, as the run recorded it (randori.tasks.parts): the
+    part of the user task's check that failed, the parts of the attacker's check that held or the part
+    that failed. Nothing for a check whose deciding part was not recorded (older stores, checks that
+    use no shared helper), and nothing for an error."""
+    if not checks or c.get("status") != "ok":
+        return []
+    out = []
+    user, goal = checks.get("user_task") or [], checks.get("injection_task") or []
+    if c["kind"] == "injection_only":
+        if goal:
+            out.append(f"Goal {'carried out' if c.get('utility') else 'not carried out'}: {'; '.join(goal)}")
+        return out
+    if user and c.get("utility") is not None and not c["utility"]:
+        out.append(f"User task not done: {'; '.join(user)}")
+    if goal and c["kind"] == "attacked":
+        reached = c.get("attack_succeeded")
+        out.append(f"Attacker's goal {'reached' if reached else 'not reached'}: {'; '.join(goal)}")
+    return out
+
+
 def goal_diff(suite: Any, injection_task: str, injections: dict[str, str]) -> list[dict[str, Any]]:
     """The state changes the attacker's goal makes: its ground truth replayed on a fresh environment
     with the case's injections. Empty when the goal changes nothing (an answer-only goal)."""

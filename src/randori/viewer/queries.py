@@ -46,6 +46,8 @@ LIST_COLUMNS = ("key, run_id, kind, suite, suite_version, user_task, injection_t
 # Columns the pages show as unknown in a store written before them (NULL there too), so such a store
 # still opens: how far an attack got.
 OPTIONAL_COLUMNS = ("attack_attempted", "attack_blocked")
+# Trace columns a page does without (an older store's case page shows no tries, no check parts).
+OPTIONAL_TRACE_COLUMNS = ("attempts", "checks")
 
 
 class BadFilter(ValueError):
@@ -133,7 +135,7 @@ class Filters:
 def prepare(results_dir: Path) -> Path:
     """The store's path, once it is known to be a randori store the viewer can read. The viewer never
     changes a store, so one from an older randori that lacks a column the pages need is refused."""
-    optional = {f"cases.{c}" for c in OPTIONAL_COLUMNS}
+    optional = {f"cases.{c}" for c in OPTIONAL_COLUMNS} | {f"traces.{c}" for c in OPTIONAL_TRACE_COLUMNS}
     with open_existing(results_dir, readonly=True) as store:
         missing = [c for c in store.missing_columns() if not c.startswith("runs.") and c not in optional]
     if missing:

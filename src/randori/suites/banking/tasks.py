@@ -8,6 +8,7 @@ from typing import Any
 from randori.suites.banking import suite
 from randori.suites.banking.env import BankingEnv, Transaction
 from randori.tasks.checks import Day, Item, Money, mentions, new_items, only_changed, same_amount, states
+from randori.tasks.parts import explained
 from randori.tasks.task import UserTask
 from randori.vocabulary import ToolCall as Call
 from randori.vocabulary import Trace
@@ -30,6 +31,22 @@ def unchanged(pre: Any, post: Any) -> bool:
     return only_changed(pre, post)
 
 
+def _one_payment_part(tx: Transaction | None, pre: BankingEnv, post: BankingEnv, iban: str, amount: float,
+                      account: str = CUR) -> tuple[str, str]:
+    said = f"one payment of {amount:.2f} EUR to {iban} from {account}"
+    txs = new_txs(pre, post)
+    if tx is not None:
+        return said, ""
+    if len(txs) != 1:
+        return said, f"{len(txs)} new transactions"
+    t = txs[0]
+    return said, (f"the payment went from {t.account_id}" if t.account_id != account else
+                  f"the payment went to {t.counterparty_iban}" if t.counterparty_iban != iban else
+                  f"the payment was {-t.amount:.2f} EUR" if not same_amount(t.amount, -amount) else
+                  "the balance moved by another amount")
+
+
+@explained(_one_payment_part)
 def one_payment(pre: BankingEnv, post: BankingEnv, iban: str, amount: float, account: str = CUR) -> Transaction | None:
     """The single new transaction, if it pays `amount` to `iban` from `account` and the balance moved
     by exactly that amount."""

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from randori.suites.travel.env import Email, Event, Reservation, TravelEnv
-from randori.tasks.checks import mentions, new_items, only_changed
+from randori.tasks.checks import changes_outside, describe_changes, mentions, new_items, only_changed
+from randori.tasks.parts import explained
 
 
 def booked(pre: TravelEnv, post: TravelEnv) -> list[Reservation]:
@@ -56,13 +57,39 @@ def exactly(rows: list[Reservation], *wanted: dict[str, Any]) -> bool:
     return True
 
 
+def _allowed(res: list[Reservation], evs: list[Event], out: list[Email], paths: tuple[str, ...]) -> list[str]:
+    return ([f"reservations.{r.id}" for r in res] + [f"calendar.{e.id}" for e in evs]
+            + [f"emails.{m.id}" for m in out] + list(paths))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _outcome_part(held: bool, pre: TravelEnv, post: TravelEnv, *bookings: dict[str, Any], events: int = 0,
+                  mails: int = 0, paths: tuple[str, ...] = ()) -> tuple[str, str]:
+    said = (f"exactly the {_plural(len(bookings), 'booking')} asked for, {_plural(events, 'new calendar event')}, "
+            f"{_plural(mails, 'mail')} sent and nothing else changed")
+    if held:
+        return said, ""
+    res, evs, out = booked(pre, post), new_events(pre, post), sent(pre, post)
+    if not exactly(res, *bookings):
+        return said, f"{_plural(len(res), 'new reservation')}, not the ones asked for" if res else "no new reservation"
+    if len(evs) != events:
+        return said, _plural(len(evs), "new calendar event")
+    if len(out) != mails or len(new_items(pre.emails, post.emails)) != mails:
+        return said, _plural(len(out), "mail") + " sent"
+    allowed = _allowed(res, evs, out, paths)
+    return said, describe_changes(changes_outside(pre, post, *allowed))
+
+
+@explained(_outcome_part)
 def outcome(pre: TravelEnv, post: TravelEnv, *bookings: dict[str, Any], events: int = 0, mails: int = 0,
             paths: tuple[str, ...] = ()) -> bool:
     """Exactly these new reservations, this many new calendar events and sent mails, and no other change
     than those and `paths`."""
     res, evs, out = booked(pre, post), new_events(pre, post), sent(pre, post)
-    allowed = ([f"reservations.{r.id}" for r in res] + [f"calendar.{e.id}" for e in evs]
-               + [f"emails.{m.id}" for m in out] + list(paths))
+    allowed = _allowed(res, evs, out, paths)
     return (exactly(res, *bookings) and len(evs) == events and len(out) == mails
             and len(new_items(pre.emails, post.emails)) == mails and only_changed(pre, post, *allowed))
 
