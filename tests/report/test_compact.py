@@ -82,3 +82,47 @@ def test_a_p_value_below_printing_precision_is_not_printed_as_zero():
 
     assert fmt_p(0.0) == "< 1e-300" and fmt_p(1e-320) == "< 1e-300"
     assert fmt_p(2.5e-12) == "2.5e-12" and fmt_p(0.04) == "0.040" and fmt_p(None) == "-"
+
+
+def test_html_headline_pools_first_folds_suites_and_keeps_one_colour_per_configuration(tmp_path):
+    import base64
+
+    from randori.bench.figures import palette
+
+    r = randori("run", "-s", "banking", "-s", "travel", "-u", "user_task_2", "-u", "user_task_3", "-i",
+                "injection_task_2", "-i", "injection_task_3", "-m", "scripted/gullible", "-m", "scripted/oracle",
+                "-d", "none", "-d", "tool_filter", "--results", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "report.html"
+    assert randori("report", "-r", str(tmp_path), "--html", str(out)).returncode == 0
+    page = out.read_text()
+    headline = json.loads(randori("report", "-r", str(tmp_path), "-f", "json").stdout)["rows"]
+    # Per configuration: its pooled row first, then its rows per suite, folded (hidden until ticked).
+    table = page[page.index('<table class="headline">'):page.index("</table>", page.index('<table class="headline">'))]
+    rows = re.findall(r'<tr class="([\w-]+)" data-model="([^"]+)"\s+data-defense="([^"]+)" data-attack="([^"]*)" '
+                      r'data-suite="([^"]+)">', table)
+    assert len(rows) == len(headline) == 4 * 3
+    for i in range(0, len(rows), 3):
+        assert [(c, s) for c, *_, s in rows[i:i + 3]] == [("pooled", "all"), ("per-suite", "banking"),
+                                                        ("per-suite", "travel")]
+    assert table.count('<label class="unfold"><input type="checkbox"> per suite (2)</label>') == 4
+    assert "tbody:has(label.unfold input:not(:checked)) tr.per-suite { display: none; }" in page
+    # One colour per configuration: the swatch beside it in the table and its marks in the figures.
+    colors = palette(headline)
+    assert len(set(colors.values())) == 4
+    for (model, defense, _), color in colors.items():
+        block = table[table.index(f'data-model="{model}"\n    data-defense="{defense}"'):]
+        assert block.index(f'<span class="swatch" style="background: {color}">') < block.index("</tbody>")
+    figure = r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"'
+    svgs = {fig: base64.b64decode(uri).decode() for fig, uri in re.findall(figure, page)}
+    for fig in ("utility-vs-attack", "attack-success-per-suite", "defenses-scripted-gullible"):
+        drawn = {c for c in colors.values() if c in svgs[fig]}
+        assert drawn == ({colors[k] for k in colors if k[0] == "scripted/gullible"}
+                         if fig.startswith("defenses") else set(colors.values())), fig
+    # Comparisons: pooled over suites in the table, each suite's folded below it.
+    assert re.findall(r"<summary>(\w+@[\d.]+): \d+ comparisons by defense</summary>", page) == \
+        ["banking@1.2.0", "travel@1.2.0"]
+    first = page[page.index('data-dimension="defense"'):]
+    first = first[:first.index("</table>")]
+    assert re.findall(r"<td>(\w+)</td><td class=\"num\">\d+</td>", first) and \
+        set(re.findall(r"<td>(\w+)</td><td class=\"num\">\d+</td>", first)) == {"all"}

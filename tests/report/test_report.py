@@ -15,17 +15,20 @@ from tests.report.stores import synthetic, write_store
 
 
 class _Tables(HTMLParser):
-    """Collects the text of every cell of the headline table, row by row."""
+    """Collects the text of every cell of one table (the headline unless told), row by row; `attrs`
+    holds each row's data-* attributes (which configuration and suite it is)."""
 
-    def __init__(self):
+    def __init__(self, table="headline"):
         super().__init__()
-        self.rows, self.depth, self.cell = [], 0, None
+        self.table, self.rows, self.attrs, self.depth, self.cell = table, [], [], 0, None
 
     def handle_starttag(self, tag, attrs):
-        if tag == "table" and ("class", "headline") in attrs:
+        if tag == "table" and ("class", self.table) in attrs:
             self.depth = 1
         elif self.depth and tag == "tr":
             self.rows.append([])
+            data = {k[5:]: v for k, v in attrs if k.startswith("data-")}
+            self.attrs.append(data | {"class": dict(attrs).get("class")})
         elif self.depth and tag in ("td", "th"):
             self.cell = []
 
@@ -61,22 +64,28 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
     parser = _Tables()
     parser.feed(html)
     header, *body = parser.rows
-    assert header[:5] == ["suite (version)", "model", "defense", "attack", "cases"]
+    assert header[:3] == ["model · defense · attack", "suite (version)", "cases"]
     summary = _json(scripted_store)["rows"]
     assert len(body) == len(summary)
-    by = {(row[1], row[3]): dict(zip(header, row, strict=True)) for row in body}
+    by = {(a["model"], a["attack"]): dict(zip(header, row, strict=True)) for a, row in zip(parser.attrs[1:], body,
+                                                                                           strict=True)}
     assert {(r["model"], r["attack"]) for r in summary} == set(by)
     assert {(m, a) for m in ("scripted/gullible", "scripted/oracle") for a in ("important_instructions", "direct")} \
         <= set(by)
     gull = by[("scripted/gullible", "important_instructions")]
+    assert gull["model · defense · attack"] == "scripted/gullible defense none important_instructions"
     assert gull["suite (version)"] == "banking@1.2.0"
     assert gull["cases"] == "35"  # 2 benign + 11 injection tasks alone + 2 x 11 attacked
     assert gull["attack success"].startswith("100.0%") and "22/22" in gull["attack success"]
     assert gull["benign utility"].startswith("100.0%") and "2/2" in gull["benign utility"]
     oracle = by[("scripted/oracle", "direct")]
     assert oracle["attack success"].startswith("0.0%") and "0/22" in oracle["attack success"]
-    assert "model calls" in header and "wall time" in header
     assert gull["errors"] == "0"
+    # Costs and times are folded below the headline, one row per headline row.
+    costs = _Tables("costs")
+    costs.feed(html)
+    assert "model calls" in costs.rows[0] and "wall time" in costs.rows[0] and len(costs.rows) == len(parser.rows)
+    assert '<details class="fold" id="costs">' in html
 
     # Figures are embedded images that decode, one per kind of data present.
     uris = dict(re.findall(r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="(data:[^"]+)"', html))
@@ -145,9 +154,11 @@ def test_pooled_rows_and_versions_beside_every_number(tmp_path):
     parser.feed(out.read_text())
     header, *body = parser.rows
     cells = [dict(zip(header, row, strict=True)) for row in body]
-    assert [c["suite (version)"] for c in cells] == ["banking@1.0.0", "mailroom@2.1",
-                                                     "all: banking@1.0.0, mailroom@2.1"]
-    pooled = cells[-1]
+    # The pooled row first; the rows per suite folded under it.
+    assert [c["suite (version)"] for c in cells] == ["all: banking@1.0.0, mailroom@2.1 per suite (2)",
+                                                     "banking@1.0.0", "mailroom@2.1"]
+    assert [a["class"] for a in parser.attrs[1:]] == ["pooled", "per-suite", "per-suite"]
+    pooled = cells[0]
     assert pooled["cases"] == "8" and pooled["errors"] == "1"
     assert pooled["attack success"].startswith("71.4%") and "5/7" in pooled["attack success"]
     assert "[" in pooled["attack success"]  # the interval is shown beside the rate

@@ -50,6 +50,25 @@ def _colors(n: int) -> list[Any]:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
+Config = tuple[str, str, str]  # (model, defense, attack): what one colour stands for on the whole page
+
+
+def palette(summary: Sequence[dict[str, Any]]) -> dict[Config, str]:
+    """One colour per configuration (model, defense, attack), the same in the headline table and in
+    every figure of the report, so a colour means one thing throughout. More configurations than
+    the palette holds reuse its colours, in order."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    configs = sorted({config(r) for r in summary})
+    cmap = colormaps["tab10"] if len(configs) <= 10 else colormaps["tab20"]
+    return {c: to_hex(cmap(i % cmap.N)) for i, c in enumerate(configs)}
+
+
+def config(r: dict[str, Any]) -> Config:
+    return (r["model"], r["defense"], r["attack"] or "")
+
+
 def _pct(axis: Any) -> None:
     from matplotlib.ticker import PercentFormatter
 
@@ -101,42 +120,44 @@ def _trade_off_axes(ax: Any, xmax: float, ymax: float) -> None:
     ax.grid(alpha=0.3)
 
 
-def utility_vs_attack(summary: Sequence[dict[str, Any]]) -> Figure | None:
+def utility_vs_attack(summary: Sequence[dict[str, Any]], colors: dict[Config, str] | None = None) -> Figure | None:
     """One point per (model, defense, attack): utility under attack against attack success, with
-    both Wilson intervals as error bars. Pooled rows when several suites exist, else the suite's."""
+    both Wilson intervals as error bars. Pooled rows when several suites exist, else the suite's.
+    Colour: the configuration's (`palette`); marker: the suite, when points are per suite."""
     pooled = [r for r in summary if r["suite"] == POOLED]
     rows = [r for r in (pooled or summary) if r["attack_success"]["n"] and r["utility_under_attack"]["n"]]
     if not rows:
         return None
-    models = sorted({r["model"] for r in rows})
-    variants = sorted({(r["defense"], r["attack"], "" if pooled else r["suite"]) for r in rows})
-    colors = dict(zip(models, _colors(len(models)), strict=True))
+    colors = colors or palette(summary)
+    suites = sorted({"" if pooled else r["suite"] for r in rows})
     shapes = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-    markers = {v: shapes[i % len(shapes)] for i, v in enumerate(variants)}
+    markers = {v: shapes[i % len(shapes)] for i, v in enumerate(suites)}
     fig = _new(9.0, 5.2)
     ax = fig.add_subplot()
     for r in sorted(rows, key=lambda r: (r["model"], r["defense"], r["attack"], r["suite"])):
         asr, util = r["attack_success"], r["utility_under_attack"]
-        variant = (r["defense"], r["attack"], "" if pooled else r["suite"])
-        _point(ax, asr, util, markers[variant], colors[r["model"]], ms=8, alpha=0.9,
-               label=_wrap(f"{r['model']} · defense {variant[0]} · {variant[1]}"
-                           + (f" · {variant[2]}" if variant[2] else ""), 60))
+        suite = "" if pooled else r["suite"]
+        _point(ax, asr, util, markers[suite], colors.get(config(r), "#333333"), ms=8, alpha=0.9,
+               label=_wrap(f"{r['model']} · defense {r['defense']} · {r['attack']}" + (f" · {suite}" if suite else ""),
+                           60))
     _trade_off_axes(ax, 1.03, 1.03)
     ax.annotate("ideal", (0, 1), xytext=(6, -12), textcoords="offset points", fontsize=8, color="#2a7")
     _legend_outside(ax)
     scope = "pooled over all suites" if pooled else "per suite"
     return Figure("utility-vs-attack", "Utility under attack against attack success",
-                  f"One point per model (colour), defense and attack (marker), {scope}; bars are Wilson 95% intervals.",
+                  f"One point per model, defense and attack (one colour each, as in the headline table), {scope}"
+                  + ("" if pooled else " (marker: suite)") + "; bars are Wilson 95% intervals.",
                   _embed(fig))
 
 
-def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
+def defenses_per_model(summary: Sequence[dict[str, Any]], colors: dict[Config, str] | None = None) -> list[Figure]:
     """Per model, utility under attack against attack success with each defense a labelled point and
     both Wilson intervals: the trade-off a defense buys. Pooled over suites when there are several;
     with several attacks, the `max` row (any attack succeeded). None for a model with one defense."""
     from randori.bench.compact import pivot
 
     models, defenses, cells = pivot(summary)
+    colors = colors or palette(summary)
     out = []
     for model in models:
         points = [(d, cells[(model, d)]) for d in defenses if (model, d) in cells
@@ -145,7 +166,8 @@ def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
             continue
         fig = _new(6.4, 4.6)
         ax = fig.add_subplot()
-        for (defense, r), color in zip(points, _colors(len(points)), strict=True):
+        for defense, r in points:
+            color = colors.get(config(r), "#333333")
             asr, util = r["attack_success"], r["utility_under_attack"]
             _point(ax, asr, util, "o", color, ms=7)
             # Labels sit beside their point; points that coincide get their labels stacked, not overprinted.
@@ -164,7 +186,8 @@ def defenses_per_model(summary: Sequence[dict[str, Any]]) -> list[Figure]:
     return out
 
 
-def attack_success_per_suite(summary: Sequence[dict[str, Any]]) -> Figure | None:
+def attack_success_per_suite(summary: Sequence[dict[str, Any]],
+                             colors: dict[Config, str] | None = None) -> Figure | None:
     """Grouped horizontal bars: attack success per suite version, one bar per (model, defense, attack)."""
     rows = [r for r in summary if r["suite"] != POOLED and r["attack_success"]["n"]]
     if not rows:
@@ -175,10 +198,12 @@ def attack_success_per_suite(summary: Sequence[dict[str, Any]]) -> Figure | None
     series = series[:MAX_SERIES]
     by = {((r["suite_versions"][0] if r["suite_versions"] else r["suite"]), r["model"], r["defense"], r["attack"]): r
           for r in rows}
+    colors = colors or palette(summary)
     height = 0.8 / len(series)
     fig = _new(7.5, 1.0 + 0.35 * len(suites) * max(1, len(series)) ** 0.8)
     ax = fig.add_subplot()
-    for i, (s, color) in enumerate(zip(series, _colors(len(series)), strict=True)):
+    for i, s in enumerate(series):
+        color = colors.get((s[0], s[1], s[2] or ""), "#333333")
         ys, xs, lo, hi = [], [], [], []
         for j, suite in enumerate(suites):
             r = by.get((suite, *s))
@@ -272,7 +297,7 @@ def _heatmaps(suite: str, version: str, panels: dict[tuple[str, str, str], list[
                   _embed(fig, "png"))
 
 
-def budget_curve(budget: Sequence[dict[str, Any]]) -> Figure | None:
+def budget_curve(budget: Sequence[dict[str, Any]], colors: dict[Config, str] | None = None) -> Figure | None:
     """Attack success against the adaptive attacker's budget (tries per case), with intervals."""
     if not budget:
         return None
@@ -289,6 +314,7 @@ def budget_curve(budget: Sequence[dict[str, Any]]) -> Figure | None:
         ys = [p["attack_success"]["rate"] for p in pts]
         # Curves often coincide (0% or 100% throughout): distinct dashes and hollow markers keep each visible.
         line = ax.plot(xs, ys, ls=styles[i % len(styles)], marker=shapes[i % len(shapes)], mfc="none", ms=7,
+                       color=(colors or {}).get((model, defense, attack or "")),
                        label=_wrap(f"{model} · defense {defense} · {attack} · {suite}", 60))[0]
         ax.fill_between(xs, [p["attack_success"]["low"] for p in pts], [p["attack_success"]["high"] for p in pts],
                         color=line.get_color(), alpha=0.15)

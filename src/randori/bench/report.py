@@ -352,6 +352,35 @@ def cost_columns(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"key": k, "label": label, "fmt": _fmt_cost(k)} for k, label in known + extra]
 
 
+def headline_groups(headline: list[dict[str, Any]], colors: dict[tuple[str, str, str], str]) -> list[dict[str, Any]]:
+    """The HTML headline's blocks, one per configuration (model, defense, attack) with its colour:
+    its row pooled over suites first (when it ran several), then its row per suite."""
+    from randori.bench.metrics import POOLED
+
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in headline:
+        key = (r["model"], r["defense"], r["attack"] or "")
+        g = groups.setdefault(key, {"model": r["model"], "defense": r["defense"], "attack": r["attack"],
+                                    "color": colors.get(key, "#333333"), "pooled": None, "suites": []})
+        if r["suite"] == POOLED:
+            g["pooled"] = r
+        else:
+            g["suites"].append(r)
+    for g in groups.values():
+        g["rows"] = ([g["pooled"]] if g["pooled"] else []) + g["suites"]
+        g["versions"] = versions_label(g["pooled"]["suite_versions"]) if g["pooled"] else ""
+    return list(groups.values())
+
+
+def versions_label(versions: list[str]) -> str:
+    """Suite versions, shortest: "banking, travel@1.2.0, mailroom@2.1" (suites of one version share it)."""
+    by: dict[str, list[str]] = {}
+    for v in versions:
+        name, _, version = v.rpartition("@")
+        by.setdefault(version, []).append(name)
+    return ", ".join(", ".join(names[:-1] + [f"{names[-1]}@{version}"]) for version, names in by.items())
+
+
 def detection_section(detection: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The HTML report's detector table, or None when no detector-type defense ran."""
     if not detection:

@@ -33,18 +33,20 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
     from randori.bench.agent_notes import agent_notes
     from randori.bench.compact import pivot
     from randori.bench.compare import default_comparisons
-    from randori.bench.report import cost_columns, detection_section, price_lines
+    from randori.bench.report import cost_columns, detection_section, headline_groups, price_lines
     from randori.code.report import code_section, code_summaries
     from randori.viewer.templating import render
 
     tables = tables if tables is not None else export_tables(rows, results_dir)
     headline = tables["headline"]
-    drawn = [figs.utility_vs_attack(headline), figs.attack_success_per_suite(headline),
-             figs.budget_curve(tables["budget"])]
+    colors = figs.palette(headline)  # one colour per configuration, in the table and in every figure
+    drawn = [figs.utility_vs_attack(headline, colors), figs.attack_success_per_suite(headline, colors),
+             figs.budget_curve(tables["budget"], colors)]
     heatmaps, heatmaps_left = figs.task_heatmaps(tables["tasks"])
-    figures = ([f for f in drawn[:1] if f] + figs.defenses_per_model(headline) + [f for f in drawn[1:2] if f]
+    figures = ([f for f in drawn[:1] if f] + figs.defenses_per_model(headline, colors) + [f for f in drawn[1:2] if f]
                + heatmaps + [f for f in drawn[2:] if f])
     pivot_models, pivot_defenses, pivot_cells = pivot(headline)
+    costs = cost_columns(headline)
     versions = sorted({f"{r['suite']}@{r['suite_version']}" for r in rows})
     return render(
         "report.html", title=str(results_dir), version=randori.__version__, store=str(results_dir),
@@ -52,7 +54,9 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
         n_runs=len(runs or []), excluded=excluded, suites=versions,
         models=sorted({r["model"] for r in rows}), defenses=sorted({r["defense"] for r in rows}),
         attacks=sorted({r["attack"] for r in rows if r["attack"]}) or ["none"],
-        headline=headline, cost_columns=cost_columns(headline), prices=price_lines(headline), figures=figures,
+        headline=headline, groups=headline_groups(headline, colors), cost_columns=costs,
+        cost_usd=next((c for c in costs if c["key"] == "cost_usd"), None), prices=price_lines(headline),
+        figures=figures,
         agent_notes=agent_notes(rows, runs or []), heatmaps_left=heatmaps_left,
         detection=detection_section(tables.get("detection") or []),
         pivot={"models": pivot_models, "defenses": pivot_defenses,
