@@ -166,5 +166,10 @@ def test_a_case_page_reads_on_a_phone(viewer_url, scripted_store):
             # every cell of a change is as wide as the screen allows, not a sliver of a column
             widths = [cells.nth(i).evaluate("e => e.getBoundingClientRect().width") for i in range(cells.count())]
             assert widths and min(widths) > 250, widths
+            # which part of each check decided the case: on the screen, not beyond its edge
+            parts = pg.locator("#check-parts")
+            assert "User task not done:" in parts.inner_text()
+            assert pg.evaluate("() => document.getElementById('check-parts').scrollWidth") <= 390
+            assert parts.bounding_box()["x"] + parts.bounding_box()["width"] <= 390
         finally:
             browser.close()
