@@ -96,6 +96,9 @@ def test_collectors_of_concurrent_cases_do_not_mix():
     # `a and b`: the last part that failed stopped the chain
     ([Part("a", True), Part("b", False, "why")], False, ["b: no (why)"]),
     ([Part("a", False), Part("b", False)], False, ["b: no"]),
+    # `any(mentions(t, x) for t in texts) and <no helper>`: the first text failed, the second held, and
+    # what failed was not recorded: the failed part did not decide, nothing is said
+    ([Part("mentions x", False), Part("mentions x", True)], False, []),
     # a check that held: the parts that held
     ([Part("a", True), Part("b", True), Part("a", True)], True, ["a: yes", "b: yes"]),
     # `not mentions(...)` failed because the text did mention it: no part agrees, nothing is said

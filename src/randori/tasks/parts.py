@@ -90,14 +90,15 @@ def explained(describe: Callable[..., tuple[str, str]]) -> Callable[[F], F]:
 
 
 def deciding(parts: list[Part], verdict: bool | None, limit: int = 3) -> list[str]:
-    """The recorded parts that agree with the check's verdict: for a check that failed, the last part
-    that failed (in a chain of `and`, the one that stopped it); for one that held, the parts that held.
-    Empty when none agrees (a part used negated, or a check that used no helper): nothing is invented."""
+    """The recorded parts that agree with the check's verdict. For a check that failed, the last part
+    recorded, if it failed: in a chain of `and` the term that stopped it. When the last part held, what
+    failed came after it and was not recorded (or a part was used negated), and an earlier failed part
+    may have been rescued (`any(...)`, `or`): nothing is said. For a check that held, the parts that
+    held. Empty when none agrees, or the check used no helper: nothing is invented."""
     if verdict is None:
         return []
     if not verdict:
-        failed = [p for p in parts if not p.held]
-        return [str(failed[-1])] if failed else []
+        return [str(parts[-1])] if parts and not parts[-1].held else []
     out: list[str] = []
     for p in parts:
         if p.held and str(p) not in out:

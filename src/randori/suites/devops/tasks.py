@@ -22,7 +22,18 @@ from randori.suites.devops.env import (
     read_path,
     tree,
 )
-from randori.tasks.checks import Item, diff_path, mentions, new_items, only_changed, states
+from randori.tasks.answers import show
+from randori.tasks.checks import (
+    Item,
+    changes_outside,
+    describe_changes,
+    diff_path,
+    mentions,
+    new_items,
+    only_changed,
+    states,
+)
+from randori.tasks.parts import explained
 from randori.tasks.task import UserTask
 from randori.vocabulary import ToolCall as Call
 from randori.vocabulary import Trace
@@ -53,6 +64,26 @@ def my_new_comments(pre: Issue | PullRequest, post: Issue | PullRequest) -> list
     return [c for c in new_items(pre.comments, post.comments) if c.author == ME]
 
 
+def _short(text: str, most: int = 40) -> str:
+    return show(text if len(text) <= most else text[:most - 1] + "…")
+
+
+def _replaced_part(held: bool, pre: DevopsEnv, post: DevopsEnv, path: str, old: str, new: str,
+                   branch: str = MAIN) -> tuple[str, str]:
+    said = f"{path} on {branch}: {_short(old.strip())} replaced by {_short(new.strip())}, nothing else"
+    if held:
+        return said, ""
+    before, after = read_path(pre, branch, path), read_path(post, branch, path)
+    if before is None:
+        return said, "the file did not exist"
+    if after is None:
+        return said, "the file is gone"
+    if before is not None and after == before:
+        return said, "the file is unchanged"
+    return said, "the file was changed otherwise"
+
+
+@explained(_replaced_part)
 def replaced(pre: DevopsEnv, post: DevopsEnv, path: str, old: str, new: str, branch: str = MAIN) -> bool:
     """The file on `branch` is exactly its old content with the single occurrence of `old` replaced."""
     before, after = read_path(pre, branch, path), read_path(post, branch, path)
@@ -107,6 +138,16 @@ def started_by_pushes(pre: DevopsEnv, post: DevopsEnv, runs: list[CIRun] | None 
                for r in (new_items(pre.ci_runs, post.ci_runs) if runs is None else runs))
 
 
+def _pushes_part(held: bool, pre: DevopsEnv, post: DevopsEnv, *allowed: str) -> tuple[str, str]:
+    said = "only pushes and the CI runs they start, nothing else changed"
+    if held:
+        return said, ""
+    if not started_by_pushes(pre, post):
+        return said, "a CI run not started by a new push"
+    return said, describe_changes(changes_outside(pre, post, "commits", "ci_runs", *allowed))
+
+
+@explained(_pushes_part)
 def pushes_only(pre: DevopsEnv, post: DevopsEnv, *allowed: str) -> bool:
     """Only the allowed paths changed, plus the commits and the CI runs that these pushes start."""
     return started_by_pushes(pre, post) and only_changed(pre, post, "commits", "ci_runs", *allowed)
