@@ -27,3 +27,19 @@ def alive_with(marker: str) -> list[int]:
         if marker in cmdline and "randori" not in cmdline and state != "Z":
             pids.append(int(pid))
     return pids
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright's own browser download is never used
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def playwright_or_skip():
+    """Playwright's sync API for a browser test module, or the whole module skipped with the reason."""
+    import pytest
+
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"browser test skipped: Debian's Chromium is not at {CHROMIUM} "
+                    "(apt-get install chromium; .ci/run does this)", allow_module_level=True)
+    return pytest.importorskip("playwright.sync_api", reason="browser test skipped: the playwright package "
+                               "is not installed (pip install -e '.[dev]')")

@@ -2,24 +2,16 @@
 of several models x defenses x suites fits a 1,280 px window, folded or not, and its identity columns
 stay in view when a narrower window scrolls it."""
 
-import os
 
 import pytest
 
-from tests.helpers import randori
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, playwright_or_skip, randori
 from tests.report.stores import synthetic, write_store
 
 pytestmark = pytest.mark.slow  # a browser: `make test-fast` skips it
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"browser test skipped: Debian's Chromium is not at {CHROMIUM} "
-                "(apt-get install chromium; .ci/run does this)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="browser test skipped: the playwright package "
-                               "is not installed (pip install -e '.[dev]')")
+sync_api = playwright_or_skip()
+ARGS = CHROMIUM_ARGS
 
 # (scrollWidth of the headline table, clientWidth of the box it scrolls in)
 WIDTHS = """() => { const t = document.querySelector('table.headline');

@@ -1,7 +1,6 @@
 """A person's path through the viewer in a real browser: Debian's headless Chromium driven by
 Playwright (the `playwright` package from the dev extra; its own browser download is never used)."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -11,18 +10,12 @@ import httpx
 import pytest
 
 from randori.bench.store import Store
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, playwright_or_skip
 
 pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"browser test skipped: Debian's Chromium is not at {CHROMIUM} "
-                "(apt-get install chromium; .ci/run does this)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="browser test skipped: the playwright package "
-                               "is not installed (pip install -e '.[dev]')")
+sync_api = playwright_or_skip()
+ARGS = CHROMIUM_ARGS
 
 
 def _serve(store):
