@@ -6,7 +6,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -31,11 +30,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serves(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
+def _serves(argv: list[str], env: dict[str, str]) -> str:
     """Start the viewer as printed (on a free port), fetch its front page, stop it with Ctrl-C."""
     port = _free_port()
     proc = subprocess.Popen([*argv, "--port", str(port)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+                            stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -79,17 +78,4 @@ def test_the_demo_shows_a_contrast_and_every_next_command_works_as_printed(tmp_p
         assert done.returncode == 0, (argv, done.stderr)
         if "compare" in argv:
             assert "tool_filter" in done.stdout
-    assert (results / "report.html").is_file()
-    # and the commands the README names next, as written there (plain `randori`, the default results/)
-    readme = (ROOT / "README.md").read_text().split("\nRandori (in aikido", 1)[0]
-    written = [shlex.split(c) for c in re.findall(r"`(randori (?:report|view|compare)[^`]*)`", readme)]
-    assert sorted(c[1] for c in written) == ["compare", "report", "view"], readme
-    (results / "report.html").unlink()
-    for argv in written:
-        argv = [sys.executable, "-m", *argv]
-        if "view" in argv:
-            assert "scripted/wary" in _serves(argv, env, tmp_path)
-            continue
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
-        assert done.returncode == 0, (argv, done.stderr)
     assert (results / "report.html").is_file()
