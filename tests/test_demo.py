@@ -6,6 +6,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -30,11 +31,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serves(argv: list[str], env: dict[str, str]) -> str:
+def _serves(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
     """Start the viewer as printed (on a free port), fetch its front page, stop it with Ctrl-C."""
     port = _free_port()
     proc = subprocess.Popen([*argv, "--port", str(port)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -79,3 +80,15 @@ def test_the_demo_shows_a_contrast_and_every_next_command_works_as_printed(tmp_p
         if "compare" in argv:
             assert "tool_filter" in done.stdout
     assert (results / "report.html").is_file()
+    # then the README's quickstart, every command as written there (plain `randori`, default results/)
+    quickstart = (ROOT / "README.md").read_text().split("## Quickstart", 1)[1].split("```bash\n", 1)[1]
+    written = [shlex.split(ln.split("  #", 1)[0]) for ln in quickstart.split("```", 1)[0].splitlines()
+               if ln.startswith("randori ")]
+    assert sorted(c[1] for c in written) == ["compare", "report", "run", "view"], quickstart
+    for argv in ([sys.executable, "-m", *c] for c in written):
+        if "view" in argv:
+            assert "scripted/wary" in _serves(argv, env, tmp_path)
+            continue
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, (argv, done.stderr)
+    assert (tmp_path / "report.html").is_file()
