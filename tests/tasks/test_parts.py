@@ -108,3 +108,27 @@ def test_collectors_of_concurrent_cases_do_not_mix():
 ])
 def test_the_deciding_parts_agree_with_the_verdict(parts, verdict, said):
     assert deciding(parts, verdict) == said
+
+
+@pytest.mark.parametrize("name", ["banking", "chat", "devops", "travel", "workspace"])
+def test_collecting_parts_never_changes_a_verdict(name):
+    """Every user task's and injection task's check, on its own ground truth and on every other task's,
+    says the same inside a collector as outside one."""
+    from randori.suites import get_suite
+    from randori.vocabulary import Trace
+
+    suite = get_suite(name)
+    tasks = [*suite.user_tasks.values(), *suite.injection_tasks.values()]
+    seen = set()
+    for done in tasks:  # the environment a task's ground truth leaves, and its answer
+        pre, post = suite.load_env(), suite.load_env()
+        suite.replay(post, done.ground_truth(post))
+        answer = getattr(done, "ground_truth_output", "") or ""
+        for task in tasks:
+            check = task.utility if hasattr(task, "utility") else task.attack_succeeded
+            plain = check(answer, pre, post, Trace())
+            with collecting(answer):
+                explained_verdict = check(answer, pre, post, Trace())
+            assert explained_verdict == plain, (done.id, task.id)
+            seen.add(plain)
+    assert seen == {True, False}  # both verdicts were compared
