@@ -23,7 +23,7 @@ import time
 
 from randori.code.dataset import load_builtin
 from randori.code.evaluate import job_for
-from randori.code.sandbox import Sandbox, _Zygote
+from randori.sandbox.runner import Sandbox, _Zygote
 
 
 async def _bench(sandbox: Sandbox, job, runs: int) -> tuple[float, list[float], int]:  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """Building blocks shared by the sandboxes randori makes with bubblewrap: the code track's (code
-under test, `randori.code.sandbox`) and the agent track's (external agent processes,
+under test, `randori.sandbox.runner`) and the agent track's (external agent processes,
 `randori.agents.external.container`). Standard library only."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from randori.code.dataset import Dataset, load_builtin
-from randori.code.sandbox import Limits, Sandbox
+from randori.sandbox.runner import Limits, Sandbox
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from randori.code.sandbox import TestJob
-from randori.code.verdict import SEPARATE, plan_verdict
+from randori.sandbox.runner import TestJob
+from randori.sandbox.verdict import SEPARATE, plan_verdict
 
 pytest.importorskip("flask")
 

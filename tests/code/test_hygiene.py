@@ -12,10 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from randori.code import sandbox_root
+from randori.sandbox import root as sandbox_root
 
 ONE_RUN = ("import sys, time\n"
-           "from randori.code.sandbox import Limits, Sandbox, TestJob\n"
+           "from randori.sandbox.runner import Limits, Sandbox, TestJob\n"
            "job = TestJob(code='def f():\\n    return 1\\n',"
            " tests='def check(candidate):\\n    assert candidate() == 1\\n', entry_point='f', test_names=['check'])\n"
            "assert Sandbox(Limits(wall_s=10)).run_sync(job).passed\n"

@@ -1,4 +1,5 @@
-"""`randori.code.judge`: the API other parts of randori use to run tests and exploits against code."""
+"""`randori.sandbox.judge` (also `randori.code.judge`): the API other parts of randori use to run tests
+and exploits against code."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import asyncio
 
 import pytest
 
-from randori.code.judge import NeedsSharedProcess, judge
+from randori.code.judge import judge as documented_judge
+from randori.sandbox.judge import NeedsSharedProcess, judge
 
 APP = ("import subprocess\n"
        "class Service:\n"
@@ -42,3 +44,7 @@ def test_tests_that_need_the_codes_process_are_refused(sandbox):
     res = asyncio.run(judge("import os\ndef f():\n    return os.getpid()\n", tests, entry_point="f",
                             sandbox=sandbox, allow_shared=True))
     assert res.isolation["verdict_isolation"] == "shared"
+
+
+def test_the_documented_path_is_the_same_judge():
+    assert documented_judge is judge

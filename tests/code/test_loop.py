@@ -17,9 +17,9 @@ from randori.bench.store import Store
 from randori.code.analyzers import StaticAnalysis
 from randori.code.coders import CoderReply
 from randori.code.loop import Evaluator, LoopConfig, plan, run_task
-from randori.code.sandbox import Limits, Sandbox
 from randori.code.store import CodeStore
 from randori.errors import AuthError, ModelError
+from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Message, Usage
 from tests.code.helpers import QUICK_TASKS, invoke, rates, run_json
 

@@ -14,8 +14,8 @@ from randori.bench.store import Store
 from randori.code.analyzers import StaticAnalysis
 from randori.code.coders import CoderReply
 from randori.code.loop import Evaluator, LoopConfig, plan, run_tasks
-from randori.code.sandbox import Limits, Sandbox
 from randori.code.store import CodeStore
+from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Usage
 from tests.code.helpers import invoke
 

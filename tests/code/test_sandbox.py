@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from randori.code import sandbox_root
 from randori.code.coders import HOSTILE_KINDS, hostile_program
-from randori.code.sandbox import Limits, Sandbox, TestJob, _Zygote, finalize_outcomes
+from randori.sandbox import root as sandbox_root
+from randori.sandbox.runner import Limits, Sandbox, TestJob, _Zygote, finalize_outcomes
 
 pytestmark = pytest.mark.slow  # sandboxes, worker processes or a browser: `make test-fast` skips these
 
@@ -384,7 +384,7 @@ def test_fork_server_socket_is_private(sandbox):
 
 
 def test_unavailable_sandbox_is_explained(monkeypatch):
-    from randori.code import sandbox as sbmod
+    from randori.sandbox import runner as sbmod
 
     monkeypatch.setattr(sbmod, "_world_traversable", lambda p: False)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
@@ -424,7 +424,7 @@ def test_user_namespace_mode_as_an_unprivileged_user():
         p.chmod(0o755)
     script = tmp_path / "probe.py"
     script.write_text(
-        "from randori.code.sandbox import Sandbox, TestJob, Limits\n"
+        "from randori.sandbox.runner import Sandbox, TestJob, Limits\n"
         "sb = Sandbox(Limits(wall_s=2, cpu_s=2), mode='userns', python='/usr/bin/python3')\n"
         "job = TestJob(code='def f(x):\\n    return x\\n', tests='def test_a(c):\\n    assert c(1) == 1\\n',\n"
         "              entry_point='f', test_names=['test_a'])\n"

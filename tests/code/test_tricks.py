@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from randori.code import dataset as dataset_module
-from randori.code.sandbox import Limits, Sandbox, TestJob
+from randori.sandbox.runner import Limits, Sandbox, TestJob
 
 WRONG = "def f(*args):\n    return 'wrong'\n"
 RIGHT = "the right answer"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from randori.code.verdict import SEPARATE, SHARED, plan_verdict
+from randori.sandbox.verdict import SEPARATE, SHARED, plan_verdict
 
 REFERENCE = ("import os\nimport hashlib as hl\nfrom json import dumps\nLIMIT = 3\napp = object()\n"
              "def helper(x):\n    return x\ndef f(x):\n    return helper(x)\n")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from randori.code import _sandbox_wire as wire
+from randori.sandbox import _sandbox_wire as wire
 
 
 class _Permissive:
@@ -80,7 +80,7 @@ def test_messages_above_the_cap_are_refused_unread():
 
 
 def test_objects_of_the_tests_cross_as_records_with_callbacks(sandbox):
-    from randori.code.sandbox import TestJob
+    from randori.sandbox.runner import TestJob
 
     code = ("def f(request):\n"
             "    return request.form.get('name', 'anonymous'), request.get_json()['n'] + 1, request.kind\n"
@@ -103,7 +103,7 @@ def test_objects_of_the_tests_cross_as_records_with_callbacks(sandbox):
 
 
 def test_environment_the_tests_set_reaches_the_code(sandbox):
-    from randori.code.sandbox import TestJob
+    from randori.sandbox.runner import TestJob
 
     code = "import os\ndef f():\n    return os.environ.get('API_MODE'), os.environ.get('HOME') is None\n"
     tests = ("import os\ndef check(candidate):\n    os.environ['API_MODE'] = 'strict'\n    del os.environ['HOME']\n"
@@ -114,7 +114,7 @@ def test_environment_the_tests_set_reaches_the_code(sandbox):
 
 
 def test_library_objects_of_the_tests_reach_the_code_as_copies(sandbox):
-    from randori.code.sandbox import TestJob
+    from randori.sandbox.runner import TestJob
 
     code = "def f(stream):\n    return stream.read().upper()\n"
     tests = "import io\ndef check(candidate):\n    assert candidate(io.BytesIO(b'abc')) == b'ABC'\n"

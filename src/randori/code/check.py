@@ -18,8 +18,8 @@ from typing import Any
 
 from randori.code.dataset import CodeTask
 from randori.code.evaluate import GroupResult, run_all_groups
-from randori.code.sandbox import Sandbox
-from randori.code.verdict import SHARED, plan_verdict
+from randori.sandbox.runner import Sandbox
+from randori.sandbox.verdict import SHARED, plan_verdict
 
 
 @dataclass
@@ -143,13 +143,15 @@ def environment_key(sandbox: Sandbox, timeout: float) -> str:
     from importlib import metadata
     from pathlib import Path
 
-    from randori.code import sandbox_root
+    from randori.sandbox import root as sandbox_root
 
     h = hashlib.sha256(f"{sandbox.mode}|{sys.version}|{timeout}".encode())
     dists = sorted({f"{d.metadata['Name']}=={d.version}".lower() for d in metadata.distributions()})
     h.update("\n".join(dists).encode())
-    for name in (*sandbox_root.SANDBOX_FILES, "verdict.py", "check.py", "evaluate.py"):
+    for name in (*sandbox_root.SANDBOX_FILES, "verdict.py"):
         h.update((Path(sandbox_root.HERE) / name).read_bytes())
+    for name in ("check.py", "evaluate.py"):
+        h.update((Path(__file__).parent / name).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -166,7 +168,7 @@ def reason_counts(checks: Sequence[ReferenceCheck]) -> dict[str, int]:
 
 async def check_task(sandbox: Sandbox, task: CodeTask, *, include_shared: bool = False) -> ReferenceCheck:
     """Check a task's references, each judged in the mode the harness decided from the task's
-    tests (`randori.code.verdict`) before running anything; nothing a reference prints can change
+    tests (`randori.sandbox.verdict`) before running anything; nothing a reference prints can change
     that mode. An item judged in the code's process does not count as separating unless
     `include_shared`: there, a reference could forge its own pass."""
     secure, insecure = await asyncio.gather(run_all_groups(sandbox, task, task.secure_code),

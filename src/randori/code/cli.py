@@ -45,7 +45,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _sandbox(timeout: float) -> Any:
-    from randori.code.sandbox import Limits, Sandbox, SandboxUnavailable
+    from randori.sandbox.runner import Limits, Sandbox, SandboxUnavailable
 
     if timeout <= 0:
         raise UserError("--timeout must be positive")

@@ -9,7 +9,6 @@ test group and the report says so instead of inventing a split.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -22,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from randori.errors import UserError
+from randori.sandbox.verdict import collect_test_names
 
 DATA_DIR = Path(__file__).with_name("data") / "tasks"
 BUILTIN = "builtin"
@@ -38,15 +38,6 @@ def normalize_cwe(text: str) -> str:
         return f"CWE-{int(text)}"
     m = _CWE_RE.search(text)
     return f"CWE-{int(m.group(1))}" if m else "unknown"
-
-
-def collect_test_names(source: str) -> list[str]:
-    """Top-level `test_*` functions of a test source, in definition order."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as e:
-        raise ValueError(f"test code does not parse: {e}") from e
-    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
 
 
 class CodeTask(BaseModel):

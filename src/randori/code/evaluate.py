@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from randori.code.dataset import CodeTask
-from randori.code.sandbox import Limits, RunResult, Sandbox, TestJob, finalize_outcomes
-from randori.code.verdict import plan_verdict
+from randori.sandbox.runner import Limits, RunResult, Sandbox, TestJob, finalize_outcomes
+from randori.sandbox.verdict import plan_verdict
 
 
 @dataclass

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from randori.code.analyzers import Finding
-from randori.code.sandbox import RunResult
+from randori.sandbox.runner import RunResult
 
 DEFAULT_ITERATIONS = 120
 MAX_FINDINGS = 5

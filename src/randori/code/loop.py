@@ -22,9 +22,9 @@ from randori.code.coders import Coder, CoderReply
 from randori.code.dataset import CodeTask, Dataset
 from randori.code.evaluate import GroupResult, job_for, run_all_groups
 from randori.code.prompts import initial_messages, repair_prompt
-from randori.code.sandbox import Limits, Sandbox
 from randori.code.store import CodeStore, RoundRow, TaskRecord, task_key
 from randori.errors import FatalModelError, ModelError
+from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Message
 
 

@@ -256,3 +256,12 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     if why:
         return VerdictPlan(SHARED, reason=why)
     return VerdictPlan(SEPARATE, tuple(imports), tuple(functions), tuple(needs_namespace))
+
+
+def collect_test_names(source: str) -> list[str]:
+    """Top-level `test_*` functions of a test source, in definition order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        raise ValueError(f"test code does not parse: {e}") from e
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from randori.code import sandbox_root
+from randori.sandbox import root as sandbox_root
 
 CHILD = Path(__file__).with_name("_sandbox_child.py")
 Mode = Literal["auto", "namespaces", "userns", "process"]

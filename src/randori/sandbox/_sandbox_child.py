@@ -1,4 +1,4 @@
-"""The program that runs the sandbox (standard library only). `randori.code.sandbox` starts it,
+"""The program that runs the sandbox (standard library only). `randori.sandbox.runner` starts it,
 inside a root file system that bubblewrap built for it, as `python -I [-S] _sandbox_child.py
 --serve FD`: a fork server that handles each job in a fresh fork; or without `--serve` for one job
 read from stdin (result on stdout). It must not import randori: the code under test must not see
