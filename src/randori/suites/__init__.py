@@ -15,6 +15,7 @@ BUILTIN: dict[str, str] = {
     "workspace": "randori.suites.workspace:suite",
     "chat": "randori.suites.chat:suite",
     "travel": "randori.suites.travel:suite",
+    "coding": "randori.suites.coding:suite",
 }
 
 
