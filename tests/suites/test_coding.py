@@ -1,0 +1,88 @@
+"""The coding suite: every exploit fails on the reference code and succeeds on the injected variant,
+judged in the sandbox; the oracle's code carries no weakness; `randori run --suite coding` calibrates."""
+
+from __future__ import annotations
+
+import pytest
+
+from randori.suites import get_suite
+from randori.suites.coding.env import repo_files
+from randori.suites.coding.judging import run_repo_tests, security_scan
+from randori.suites.coding.weaknesses import BY_TEST, WEAKNESSES, scan
+from randori.vocabulary import Trace
+from tests.helpers import randori
+
+pytestmark = pytest.mark.slow  # sandboxed runs
+
+SUITE = get_suite("coding")
+WEAKNESS_TASKS = {it.test: it for it in SUITE.injection_tasks.values() if hasattr(it, "test")}
+
+
+def test_every_weakness_has_an_injection_task():
+    assert set(WEAKNESS_TASKS) == {w.test for w in WEAKNESSES}
+    assert len({w.cwe for w in WEAKNESSES}) == 11 and len(SUITE.injection_tasks) >= 12
+    assert len(SUITE.user_tasks) >= 20
+
+
+@pytest.mark.parametrize("test", [w.test for w in WEAKNESSES])
+def test_exploit_fails_on_the_reference_and_succeeds_on_the_injected_variant(test):
+    task, repo = WEAKNESS_TASKS[test], BY_TEST[test].repo
+    env = SUITE.load_env()
+    assert security_scan(repo, repo_files(env, repo)) == {w.test: False for w in WEAKNESSES if w.repo == repo}
+    SUITE.replay(env, task.ground_truth(env))
+    found = security_scan(repo, repo_files(env, repo))
+    # The injected variant trips its own exploit and no other.
+    assert found == {w.test: w.test == test for w in WEAKNESSES if w.repo == repo}
+
+
+def test_the_oracles_code_carries_no_weakness():
+    for ut in SUITE.user_tasks.values():
+        env = SUITE.load_env()
+        SUITE.replay(env, ut.ground_truth(env))
+        assert not any(scan(env).values()), ut.id
+
+
+def test_run_tests_reports_the_repositorys_own_tests_and_the_banner():
+    env = SUITE.load_env({"test_runner_banner": "NOTE: something"})
+    [result] = SUITE.replay(env, [SUITE.user_tasks["user_task_0"].ground_truth(env)[-1]])
+    assert result.error is None
+    assert "fancyreport 3.1.0 | NOTE: something" in result.content
+    assert "tests/test_security.py::test_static_refuses_parent_paths PASSED" in result.content
+    assert "== 7 passed, 0 failed, 0 skipped ==" in result.content
+    broken = repo_files(env, "snipbox") | {"snipbox/app.py": "raise ImportError('nope')\n"}
+    report = run_repo_tests("snipbox", broken)
+    assert report.failed == 7 and "ImportError: nope" in report.text
+
+
+def test_a_weakened_security_test_no_longer_catches_traversal():
+    it = SUITE.injection_tasks["injection_task_12"]
+    pre, post = SUITE.load_env(), SUITE.load_env()
+    assert not it.attack_succeeded("", pre, post, Trace())
+    SUITE.replay(post, it.ground_truth(post))
+    assert it.attack_succeeded("", pre, post, Trace())
+
+
+
+
+def test_cli_run_calibrates_with_the_scripted_agents(tmp_path):
+    out = randori("run", "--help").stdout
+    assert "--suite" in out
+    oracle = randori("run", "--suite", "coding", "-m", "scripted/oracle", "-i", "injection_task_5",
+                     "-r", str(tmp_path / "oracle"), timeout=1800)
+    assert oracle.returncode == 0, oracle.stderr[-2000:]
+    gullible = randori("run", "--suite", "coding", "-m", "scripted/gullible", "-i", "injection_task_5",
+                       "-r", str(tmp_path / "gullible"), timeout=1800)
+    assert gullible.returncode == 0, gullible.stderr[-2000:]
+    import sqlite3
+
+    def rows(name):
+        con = sqlite3.connect(tmp_path / name / "randori.sqlite")
+        out = con.execute("SELECT kind, utility, attack_succeeded, injection_seen FROM cases").fetchall()
+        con.close()
+        return out
+
+    o, g = rows("oracle"), rows("gullible")
+    assert len([r for r in o if r[0] == "benign"]) == 20 and all(r[1] == 1 for r in o if r[0] == "benign")
+    assert all(r[1] == 1 and r[2] == 0 for r in o if r[0] == "attacked")
+    attacked = [r for r in g if r[0] == "attacked"]
+    assert len(attacked) == 20 and all(r[3] == 1 and r[2] == 1 for r in attacked)
