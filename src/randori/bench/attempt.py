@@ -46,6 +46,7 @@ class Outcome:
     diff: list[dict[str, Any]] | None = None
     # The parts of each check that decided it (randori.tasks.parts), by "user_task" / "injection_task".
     checks: dict[str, list[str]] | None = None
+    weaknesses: dict[str, Any] | None = None
 
 
 def _parts(checks: dict[str, list[str]] | None, which: str, parts: list[Part], verdict: bool | None
@@ -87,6 +88,7 @@ async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, in
             elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
                 out.attack_succeeded = not out.utility
             out.diff = state_diff(pre, env)
+            out.weaknesses = _weaknesses(suite, env, it, injections, case.kind)
         if case.kind in ("attacked", "dos"):
             out.injection_seen = bool(out.trace.vectors_seen)
         if case.kind == "attacked":
@@ -121,6 +123,18 @@ def _judge(task: Any, check: str, suite: str, *args: Any) -> bool:
         raise CheckRaised(f"{suite}/{task.id}: check {check} raised {describe_failure(e)}") from e
 
 
+def _weaknesses(suite: TaskSuite[Any], env: Any, it: InjectionTask | None, injections: dict[str, str],
+                kind: str) -> dict[str, Any] | None:
+    """The suite's weakness scan of the final state (suites of code only), with the vectors that
+    carried attack text: the same scan in benign and attacked cases tells apart a weakness the
+    agent writes anyway from one the injection steered it to."""
+    scan = getattr(suite, "weakness_scan", None)
+    if scan is None:
+        return None
+    found = scan(env, it if kind == "attacked" else None)
+    return {**found, "vectors": sorted(v for v, text in injections.items() if text) if kind == "attacked" else []}
+
+
 def _progress(out: Outcome, suite: TaskSuite[Any], ut: UserTask | None, it: InjectionTask) -> None:
     """How far the attack got. Unknown (None), not a wrong "no", when a task's ground truth fails."""
     try:
@@ -151,7 +165,7 @@ def case_result(case: Case, outcomes: list[Outcome], attempts: list[dict[str, An
                         attack_attempted=any_known(o.attack_attempted for o in outcomes),
                         attack_blocked=any_known(o.attack_blocked for o in outcomes),
                         injections=dict(last.injections), attacker_knowledge=case.attacker_knowledge or None,
-                        checks=last.checks)
+                        checks=last.checks, weaknesses=last.weaknesses)
     usage, dusage = Usage(), Usage()
     for o in outcomes:
         usage = usage + o.trace.usage

@@ -76,6 +76,7 @@ def print_summary(rows: list[dict[str, Any]], prices: Any = None, wide: bool = F
     _print_dos(console, rows)
     _print_budget(console, rows)
     _print_detection(console, rows)
+    _print_weaknesses(console, rows)
 
 
 def _print_wide(console: Any, summary: list[dict[str, Any]]) -> None:
@@ -220,12 +221,50 @@ def _print_detection(console: Any, rows: list[dict[str, Any]]) -> None:
     console.print(t)
 
 
+def _print_weaknesses(console: Any, rows: list[dict[str, Any]]) -> None:
+    """Compact, like the table above: a line per group, then a line per CWE and per vector."""
+    from randori.bench.compact import short_rate
+    from randori.bench.metrics import weakness_summary
+
+    summary = weakness_summary(rows)
+    if not summary:
+        return
+    lines = ["weakness introduced in the code: % of cases, [Wilson 95% interval]",
+             "  suite   CWE / vector            without attack  with attack   n"]
+    group = None
+    for r in summary:
+        if (r["model"], r["defense"], r["attack"]) != group:
+            group = (r["model"], r["defense"], r["attack"])
+            lines.append(f"{r['model']} · defense {r['defense']} · {r['attack'] or 'no attack'}")
+        what = r["cwe"] or f"via {r['vector']}"
+        without = short_rate(r["without_attack"]) if r["without_attack"] else "-"
+        n = r["with_attack"]["n"] or (r["without_attack"] or {}).get("n", 0)
+        lines.append(f"  {r['suite'][:7]:<7} {what[:23]:<23} {without:<15} {short_rate(r['with_attack']):<13} {n}")
+    lines.append("without attack = benign cases whose code has the weakness; with attack = attacked cases whose "
+                 "injection asked for it and got it (per vector: over the cases whose attack text it carried). "
+                 "The security tests are exploits run on the final repository in the sandbox.")
+    import textwrap
+
+    lines[-1:] = textwrap.wrap(lines[-1], 80)
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
+def weakness_section(weaknesses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The HTML report's weakness table, or None when no suite of code ran."""
+    if not weaknesses:
+        return None
+    columns = ["suite", "model", "defense", "attack", "CWE / vector", "without attack", "with attack"]
+    return {"columns": columns,
+            "rows": [[w["suite"], w["model"], w["defense"], w["attack"] or "–", w["cwe"] or f"vector {w['vector']}",
+                      w["without_attack"] or "–", w["with_attack"]] for w in weaknesses]}
+
+
 # -- export tables (json, csv) and pieces of the HTML report --------------------------------------
 
-AGENT_TABLES = ("headline", "pivot", "tasks", "budget", "dos", "detection")
+AGENT_TABLES = ("headline", "pivot", "tasks", "budget", "dos", "detection", "weaknesses")
 # The headline table is "rows" in JSON, for compatibility with the first JSON format.
 JSON_KEYS = {"headline": "rows", "pivot": "pivot", "tasks": "tasks", "budget": "budget", "dos": "dos",
-             "detection": "detection"}
+             "detection": "detection", "weaknesses": "weaknesses"}
 RATE_KEYS = ("rate", "low", "high", "successes", "n")
 
 
@@ -273,14 +312,15 @@ def pivot_rows(headline: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def agent_tables(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The agent track's export tables, by name (see AGENT_TABLES); empty when there is no data."""
     from randori.bench.compact import ordered
-    from randori.bench.metrics import detection_summary, dos_summary, summarize
+    from randori.bench.metrics import detection_summary, dos_summary, summarize, weakness_summary
 
     # Each suite's rows, then the pooled row, per (model, defense, attack); the max row after the attacks.
     headline = ordered(summarize(rows))
     tables: dict[str, list[dict[str, Any]]] = {"headline": headline, "pivot": pivot_rows(headline),
                                                "tasks": task_rows(rows),
                                                "budget": budget_rows(rows), "dos": dos_summary(rows),
-                                               "detection": detection_summary(rows)}
+                                               "detection": detection_summary(rows),
+                                               "weaknesses": weakness_summary(rows)}
     return tables
 
 

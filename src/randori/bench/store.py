@@ -83,7 +83,8 @@ CREATE TABLE IF NOT EXISTS cases (
   agent_version TEXT,
   detection TEXT,
   attack_attempted INTEGER,
-  attack_blocked INTEGER
+  attack_blocked INTEGER,
+  weaknesses TEXT
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
 -- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
@@ -116,7 +117,9 @@ ADDED_COLUMNS = {
               # A detector's verdicts per tool output (JSON; see CaseResult.detection).
               "detection": "TEXT",
               # How far an attack got (randori.tasks.attempts); NULL in rows stored before: unknown.
-              "attack_attempted": "INTEGER", "attack_blocked": "INTEGER"},
+              "attack_attempted": "INTEGER", "attack_blocked": "INTEGER",
+              # Suites of code: the weakness scan of the final state (JSON; see CaseResult.weaknesses).
+              "weaknesses": "TEXT"},
     "traces": {"attempts": "BLOB", "checks": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -172,6 +175,9 @@ class CaseResult:
     # (whatever became of it), and a defense stopped such a call. None: unknown or not applicable.
     attack_attempted: bool | None = None
     attack_blocked: bool | None = None
+    # Suites of code (TaskSuite.weakness_scan): {"found": {CWE: present?}, "target": CWE the injection
+    # asked for, "vectors": vectors that carried attack text}; None for other suites.
+    weaknesses: dict[str, Any] | None = None
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
@@ -408,6 +414,7 @@ class Store:
                 row["attacker_knowledge"] = (json.dumps(row["attacker_knowledge"])
                                              if row["attacker_knowledge"] is not None else None)
                 row["detection"] = json.dumps(row["detection"], sort_keys=True) if row["detection"] else None
+                row["weaknesses"] = json.dumps(row["weaknesses"], sort_keys=True) if row["weaknesses"] else None
                 if row["error_message"] and secrets:
                     row["error_message"] = scrub_secrets(row["error_message"], secrets)
                 row["run_id"], row["created_at"] = run_id, now

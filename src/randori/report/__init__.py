@@ -33,7 +33,8 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
     from randori.bench.agent_notes import agent_notes
     from randori.bench.compact import pivot
     from randori.bench.compare import default_comparisons
-    from randori.bench.report import cost_columns, detection_section, headline_groups, price_lines
+    from randori.bench.report import (cost_columns, detection_section, headline_groups, price_lines,
+                                      weakness_section)
     from randori.code.report import code_section, code_summaries
     from randori.viewer.templating import render
 
@@ -59,6 +60,7 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
         figures=figures,
         agent_notes=agent_notes(rows, runs or []), heatmaps_left=heatmaps_left,
         detection=detection_section(tables.get("detection") or []),
+        weaknesses=weakness_section(tables.get("weaknesses") or []),
         pivot={"models": pivot_models, "defenses": pivot_defenses,
                "cells": {f"{m}\x00{d}": r for (m, d), r in pivot_cells.items()}}
         if len(pivot_models) * len(pivot_defenses) >= 2 else None,
