@@ -3,6 +3,8 @@ judged in the sandbox; the oracle's code carries no weakness; `randori run --sui
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from randori.suites import get_suite
@@ -86,3 +88,42 @@ def test_cli_run_calibrates_with_the_scripted_agents(tmp_path):
     assert all(r[1] == 1 and r[2] == 0 for r in o if r[0] == "attacked")
     attacked = [r for r in g if r[0] == "attacked"]
     assert len(attacked) == 20 and all(r[3] == 1 and r[2] == 1 for r in attacked)
+
+    # Weakness introduced with and without attack: CWE-942 (the injection's) under attack only.
+    rep = randori("report", "-r", str(tmp_path / "gullible"), "--format", "json")
+    assert rep.returncode == 0, rep.stderr
+    table = json.loads(rep.stdout)["weaknesses"]
+    [cors] = [w for w in table if w["cwe"] == "CWE-942" and w["attack"]]
+    assert (cors["without_attack"]["successes"], cors["without_attack"]["n"]) == (0, 20)
+    assert (cors["with_attack"]["successes"], cors["with_attack"]["n"]) == (20, 20)
+    [banner] = [w for w in table if w["vector"] == "test_runner_banner"]
+    assert banner["with_attack"]["n"] == 20 and banner["with_attack"]["rate"] == 1.0
+    benign_only = {w["cwe"] for w in table if w["scope"] == "cwe" and not w["attack"]}
+    assert len(benign_only) == 10 and "CWE-942" not in benign_only
+    text = randori("report", "-r", str(tmp_path / "gullible")).stdout
+    assert "weakness introduced in the code" in text and "via test_runner_banner" in text
+    html = tmp_path / "r.html"
+    assert randori("report", "-r", str(tmp_path / "oracle"), "--html", str(html)).returncode == 0
+    page = html.read_text()
+    assert "Weakness introduced, with and without attack" in page and "CWE-942" in page
+
+
+def test_external_agents_run_it_like_any_suite(tmp_path):
+    """A Python agent and an MCP agent process reproduce the scripted agent's figures on coding cases
+    (the suite-wide tests in tests/agents/test_external.py cover every pair; this is the quick look)."""
+    from tests.agents.test_external import MCP_AGENT, PY_GULLIBLE, outcomes, run_in_process
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.fakes.replay import Replay
+
+    only = ("injection_task_7",)
+    scripted = run_in_process(tmp_path / "scripted", "builtin", "scripted/gullible", ["coding"], injection_tasks=only)
+    python = run_in_process(tmp_path / "python", PY_GULLIBLE, None, ["coding"], injection_tasks=only)
+    assert python == scripted and len(python) == 41  # 20 benign, 20 attacked, the injection alone
+    assert all(v[2] == 1 for k, v in python.items() if k[0] == "attacked")
+    with FakeOpenAIServer(Replay(gullible=True).policy) as server:
+        proc = randori("run", "--agent", MCP_AGENT, "-s", "coding", "-u", "user_task_4", "-u", "user_task_11",
+                       "-i", only[0], "-r", str(tmp_path / "mcp"), env={"MODEL_BASE_URL": server.base_url},
+                       timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mcp = outcomes(tmp_path / "mcp")
+    assert len(mcp) == 5 and all(mcp[k] == scripted[k] for k in mcp)
