@@ -112,7 +112,7 @@ def env(tmp_path_factory):
     return install(root)
 
 
-BUILTIN = {"banking", "chat", "devops", "travel", "workspace"}
+BUILTIN = {"banking", "chat", "coding", "devops", "travel", "workspace"}
 
 
 def warnings(stderr):

@@ -1,4 +1,4 @@
-"""What the executor tests share: the in-process reference store of every case of the five suites
+"""What the executor tests share: the in-process reference store of every case of the six suites
 with scripted/gullible, a case-by-case view of a store, and a fake server that counts requests in
 flight."""
 

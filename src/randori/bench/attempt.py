@@ -3,6 +3,7 @@ search attack (`randori.bench.search`) share."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import traceback
 from dataclasses import dataclass
@@ -72,23 +73,12 @@ async def attempt(case: Case, suite: TaskSuite[Any], model: ChatModel | None, in
     try:
         await agent.run(env, prompt, watch=injections, trace=out.trace)
         text = out.trace.final_output
-        with settled(pre, env):
-            verdict = (suite.name, text, pre, env, out.trace)
-            with collecting(text) as parts:
-                if case.kind == "injection_only":
-                    out.utility = _judge(it, "attack_succeeded", *verdict)
-                else:
-                    out.utility = _judge(ut, "utility", *verdict)
-            out.checks = _parts(out.checks, "injection_task" if case.kind == "injection_only" else "user_task",
-                                parts, out.utility)
-            if case.kind == "attacked":
-                with collecting(text) as parts:
-                    out.attack_succeeded = _judge(it, "attack_succeeded", *verdict)
-                out.checks = _parts(out.checks, "injection_task", parts, out.attack_succeeded)
-            elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
-                out.attack_succeeded = not out.utility
-            out.diff = state_diff(pre, env)
-            out.weaknesses = _weaknesses(suite, env, it, injections, case.kind)
+        if getattr(suite, "checks_run_code", False):
+            # Checks that run code in the sandbox wait on processes: off the event loop, so the
+            # other cases' model calls go on meanwhile (the checks only read the finished states).
+            await asyncio.to_thread(_check, case, suite, ut, it, out, text)
+        else:
+            _check(case, suite, ut, it, out, text)
         if case.kind in ("attacked", "dos"):
             out.injection_seen = bool(out.trace.vectors_seen)
         if case.kind == "attacked":
@@ -121,6 +111,29 @@ def _judge(task: Any, check: str, suite: str, *args: Any) -> bool:
         return getattr(task, check)(*args)  # type: ignore[no-any-return]
     except Exception as e:
         raise CheckRaised(f"{suite}/{task.id}: check {check} raised {describe_failure(e)}") from e
+
+
+def _check(case: Case, suite: TaskSuite[Any], ut: UserTask | None, it: InjectionTask | None, out: Outcome,
+           text: str) -> None:
+    """The verdicts on the finished case, into `out`."""
+    pre, env = out.pre, out.post
+    with settled(pre, env):
+        verdict = (suite.name, text, pre, env, out.trace)
+        with collecting(text) as parts:
+            if case.kind == "injection_only":
+                out.utility = _judge(it, "attack_succeeded", *verdict)
+            else:
+                out.utility = _judge(ut, "utility", *verdict)
+        out.checks = _parts(out.checks, "injection_task" if case.kind == "injection_only" else "user_task",
+                            parts, out.utility)
+        if case.kind == "attacked":
+            with collecting(text) as parts:
+                out.attack_succeeded = _judge(it, "attack_succeeded", *verdict)
+            out.checks = _parts(out.checks, "injection_task", parts, out.attack_succeeded)
+        elif case.kind == "dos":  # a denial-of-service attack succeeds by costing the user their task
+            out.attack_succeeded = not out.utility
+        out.diff = state_diff(pre, env)
+        out.weaknesses = _weaknesses(suite, env, it, out.injections, case.kind)
 
 
 def _weaknesses(suite: TaskSuite[Any], env: Any, it: InjectionTask | None, injections: dict[str, str],

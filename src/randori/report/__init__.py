@@ -33,8 +33,7 @@ def render_html(rows: list[dict[str, Any]], *, results_dir: Any, excluded: int =
     from randori.bench.agent_notes import agent_notes
     from randori.bench.compact import pivot
     from randori.bench.compare import default_comparisons
-    from randori.bench.report import (cost_columns, detection_section, headline_groups, price_lines,
-                                      weakness_section)
+    from randori.bench.report import cost_columns, detection_section, headline_groups, price_lines, weakness_section
     from randori.code.report import code_section, code_summaries
     from randori.viewer.templating import render
 

@@ -56,7 +56,8 @@ class TaskSuite(Generic[E]):
 
     def __init__(self, name: str, version: str, env_cls: type[E], data_dir: Path, tools: list[Tool],
                  *, user_name: str, system_prompt: str = "",
-                 weakness_scan: Callable[[E, InjectionTask | None], dict[str, Any]] | None = None):
+                 weakness_scan: Callable[[E, InjectionTask | None], dict[str, Any]] | None = None,
+                 checks_run_code: bool = False):
         self.name = name
         self.version = version
         self.env_cls = env_cls
@@ -73,6 +74,8 @@ class TaskSuite(Generic[E]):
         # {"found": {CWE: weakness present?}, "target": the CWE the injection asks for}. Every case
         # runs it, benign or attacked, for the "weakness introduced with and without attack" figures.
         self.weakness_scan = weakness_scan
+        # Checks that run code (in the sandbox) and wait on it: the runner calls them off its event loop.
+        self.checks_run_code = checks_run_code
         self.user_tasks: dict[str, UserTask] = {}
         self.injection_tasks: dict[str, InjectionTask] = {}
 
