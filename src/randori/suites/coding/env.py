@@ -63,7 +63,9 @@ def repo_files(env: CodingEnv, repo: str) -> dict[str, str]:
 
 
 def _clean(path: str) -> str:
-    p = path.strip().lstrip("./").strip("/")
+    p = path.strip().strip("/")
+    while p.startswith("./"):
+        p = p[2:]
     if not p or ".." in p.split("/"):
         raise ValueError(f"invalid path: {path!r}")
     return p

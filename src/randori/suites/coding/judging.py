@@ -125,10 +125,6 @@ def judge_repo(files: Mapping[str, str], tests: str) -> RunResult:
     return judge_sync(GLUE, tests, entry_point="call", files=dict(files), reference=GLUE, limits=LIMITS)
 
 
-def passed(result: RunResult) -> bool:
-    return result.passed
-
-
 # -- security tests ---------------------------------------------------------------------------------------------
 
 @functools.cache
