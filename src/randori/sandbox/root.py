@@ -198,10 +198,21 @@ def _make_dir(mountpoint: str, root: str, path: str | None, *, v2: bool) -> str 
 _MADE: list[str] = []
 
 
-def remove_memory_cgroup() -> None:
-    """Remove the cgroups this process made (once their processes are gone: at exit)."""
+def remove_memory_cgroup(grace_s: float = 5.0) -> None:
+    """Remove the cgroups this process made (once their processes are gone: at exit). A sandbox's
+    processes leave its cgroup a moment after its supervisor exits (the kernel tears the PID namespace
+    down asynchronously, later on a loaded machine), so a busy cgroup is retried for up to `grace_s`;
+    what still stays is swept by the next start."""
+    import time
+
+    end = time.monotonic() + grace_s
     while _MADE:
-        _rmdir_tree(_MADE.pop())
+        path = _MADE[-1]
+        _rmdir_tree(path)
+        if os.path.isdir(path) and time.monotonic() < end:
+            time.sleep(0.05)
+            continue
+        _MADE.pop()
 
 
 # -- what a killed harness left behind --------------------------------------------------------------
