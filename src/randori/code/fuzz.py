@@ -20,6 +20,7 @@ from typing import Any
 
 from randori.code.analyzers import Finding
 from randori.sandbox.runner import RunResult
+from randori.sandbox.verdict import parse as parse_source
 
 DEFAULT_ITERATIONS = 120
 MAX_FINDINGS = 5
@@ -76,7 +77,7 @@ def _spec(node: ast.expr | None) -> TypeSpec:
             return TypeSpec("none")
         if isinstance(node.value, str):  # a string annotation
             try:
-                return _spec(ast.parse(node.value, mode="eval").body)
+                return _spec(parse_source(node.value, mode="eval").body)
             except SyntaxError:
                 return TypeSpec("any")
     if isinstance(node, ast.Name):
@@ -113,7 +114,7 @@ def _spec(node: ast.expr | None) -> TypeSpec:
 
 def signature(code: str, entry_point: str) -> list[Param]:
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError as e:
         raise NotFuzzable("the code does not parse") from e
     fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -137,7 +138,7 @@ def example_calls(test_source: str, arity: int) -> list[list[Any]]:
     argument that is the variable of a `for x in (<literals>)` loop yields one example per value;
     other non-literal arguments are left missing, so only those positions are generated."""
     try:
-        tree = ast.parse(test_source)
+        tree = parse_source(test_source)
     except SyntaxError:
         return []
     loop_values: dict[str, list[Any]] = {}

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 SEPARATE, SHARED = "separate", "shared"
 # Names the judge itself provides to tests.
@@ -85,7 +87,7 @@ def _reference_bindings(reference: str) -> tuple[dict[str, str], set[str], set[s
     functions: set[str] = set()
     others: set[str] = set()
     try:
-        tree = ast.parse(reference)
+        tree = parse(reference)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # it fails to load either way
         return imports, functions, others
     for stmt in _top_level(tree.body):
@@ -215,15 +217,27 @@ def _top_level_bindings(tree: ast.Module) -> set[str]:
 
 def _loaded_names(source: str) -> set[str]:
     try:
-        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return {n.id for n in ast.walk(parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(source: str, mode: str = "exec") -> Any:  # ast.Module, or ast.Expression for "eval"
+    """`ast.parse`, one thread at a time. CPython 3.11 and 3.12 keep the AST converter's recursion
+    depth in state shared by all threads, so two parses at once can fail with "SystemError: AST
+    constructor recursion depth mismatch" (python/cpython#106905). Checks that run code run in
+    threads (`TaskSuite.checks_run_code`), so every parse randori does where threads meet goes here."""
+    with _PARSE_LOCK:
+        return ast.parse(source, mode=mode)
 
 
 @lru_cache(maxsize=4096)
 def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     try:
-        tree = ast.parse(tests)
+        tree = parse(tests)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return VerdictPlan(SEPARATE)  # the tests fail to load either way, and say why
     bound, loaded = _bound_and_loaded(tree)
@@ -261,7 +275,7 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
 def collect_test_names(source: str) -> list[str]:
     """Top-level `test_*` functions of a test source, in definition order."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as e:
         raise ValueError(f"test code does not parse: {e}") from e
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]

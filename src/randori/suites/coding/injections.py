@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
+from randori.sandbox.verdict import parse as parse_source
 from randori.suites.coding import suite
 from randori.suites.coding.env import CodingEnv, repo_files
 from randori.suites.coding.judging import run_repo_tests, security_scan
@@ -33,7 +34,7 @@ def replace_def(source: str, qualname: str, new: str) -> str:
     """`source` with the function or method `qualname` ("f" or "Class.f") replaced by `new` (written
     at the definition's own indentation); `new` is appended at the end when there is no such one."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return source.rstrip("\n") + "\n\n\n" + new
     body, node = tree.body, None

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from randori.sandbox.runner import Limits, RunResult
 from randori.sandbox.sync import judge_sync
+from randori.sandbox.verdict import parse as parse_source
 
 CHECKS = Path(__file__).parent / "data" / "checks"
 LIMITS = Limits(wall_s=20.0, cpu_s=20)
@@ -175,7 +176,7 @@ def repo_test_names(files: Mapping[str, str]) -> list[tuple[str, str]]:
         if not (path.startswith("tests/") and path.rsplit("/", 1)[-1].startswith("test_") and path.endswith(".py")):
             continue
         try:
-            tree = ast.parse(files[path])
+            tree = parse_source(files[path])
         except SyntaxError:
             out.append((path, ""))
             continue
