@@ -102,6 +102,8 @@ def test_cli_run_calibrates_with_the_scripted_agents(tmp_path):
     assert len(benign_only) == 10 and "CWE-942" not in benign_only
     text = randori("report", "-r", str(tmp_path / "gullible")).stdout
     assert "weakness introduced in the code" in text and "via test_runner_banner" in text
+    # every vector's name whole (the table's columns widen to their longest entry, never cut)
+    assert all(f"via {w['vector']} " in text for w in table if w["vector"]), text
     html = tmp_path / "r.html"
     assert randori("report", "-r", str(tmp_path / "oracle"), "--html", str(html)).returncode == 0
     page = html.read_text()

@@ -229,17 +229,19 @@ def _print_weaknesses(console: Any, rows: list[dict[str, Any]]) -> None:
     summary = weakness_summary(rows)
     if not summary:
         return
+    # Names whole (never cut): the columns are as wide as their longest entry.
+    whats = [r["cwe"] or f"via {r['vector']}" for r in summary]
+    sw, ww = max(5, *(len(r["suite"]) for r in summary)), max(12, *(len(w) for w in whats))
     lines = ["weakness introduced in the code: % of cases, [Wilson 95% interval]",
-             "  suite   CWE / vector            without attack  with attack   n"]
+             f"  {'suite':<{sw}} {'CWE / vector':<{ww}} {'without attack':<15} {'with attack':<13} n"]
     group = None
-    for r in summary:
+    for r, what in zip(summary, whats, strict=True):
         if (r["model"], r["defense"], r["attack"]) != group:
             group = (r["model"], r["defense"], r["attack"])
             lines.append(f"{r['model']} · defense {r['defense']} · {r['attack'] or 'no attack'}")
-        what = r["cwe"] or f"via {r['vector']}"
         without = short_rate(r["without_attack"]) if r["without_attack"] else "-"
         n = r["with_attack"]["n"] or (r["without_attack"] or {}).get("n", 0)
-        lines.append(f"  {r['suite'][:7]:<7} {what[:23]:<23} {without:<15} {short_rate(r['with_attack']):<13} {n}")
+        lines.append(f"  {r['suite']:<{sw}} {what:<{ww}} {without:<15} {short_rate(r['with_attack']):<13} {n}")
     lines.append("without attack = benign cases whose code has the weakness; with attack = attacked cases whose "
                  "injection asked for it and got it (per vector: over the cases whose attack text it carried). "
                  "The security tests are exploits run on the final repository in the sandbox.")
