@@ -108,7 +108,8 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     suites = _load_suites(names or [], prepare=False)
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
     width = min(_terminal_width(), 100)
-    for s, result in zip(suites, _check_in_parallel([s.name for s in suites]), strict=True):
+    heavy = frozenset(s.name for s in suites if s.checks_run_code)
+    for s, result in zip(suites, _check_in_parallel([s.name for s in suites], heavy), strict=True):
         problems, tried, held = result
         notes = [n for n in s.placeholder_problems() if problems or "never places" in n]
         if problems:
@@ -150,7 +151,7 @@ def _check_one(name: str) -> CheckResult:
     return [str(p) for p in r.problems], dict(r.tried), dict(r.held)
 
 
-def _check_in_parallel(names: list[str]) -> list[CheckResult]:
+def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset()) -> list[CheckResult]:
     """Suites are independent: check them in worker processes, one per core (the rules replay
     thousands of variants per suite)."""
     import multiprocessing
@@ -159,8 +160,9 @@ def _check_in_parallel(names: list[str]) -> list[CheckResult]:
     workers = min(len(names), os.cpu_count() or 1)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_check_one(n) for n in names]
-    # Largest first, so the longest suite does not start last.
-    order = sorted(range(len(names)), key=lambda i: names[i] != "workspace")
+    # Longest first, so it does not start last: suites whose checks run code in the sandbox (each
+    # probed state is judged by running it), then workspace, the largest of the others.
+    order = sorted(range(len(names)), key=lambda i: (names[i] not in heavy, names[i] != "workspace"))
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         done = dict(zip(order, pool.map(_check_one, [names[i] for i in order], chunksize=1), strict=True))
     return [done[i] for i in range(len(names))]

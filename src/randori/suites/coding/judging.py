@@ -185,6 +185,11 @@ def repo_test_names(files: Mapping[str, str]) -> list[tuple[str, str]]:
     return out
 
 
+def repo_test_ids(files: Mapping[str, str]) -> set[str]:
+    """The names `run_repo_tests` reports its results under, read from the files (nothing run)."""
+    return {f"{path}::{func or '<module>'}" for path, func in repo_test_names(files)}
+
+
 def run_repo_tests(repo: str, files: Mapping[str, str]) -> RepoTestReport:
     """The repository's own tests, each run in the code's process (they are the repository's code
     too), their results read by the judge."""
@@ -209,5 +214,5 @@ def run_repo_tests(repo: str, files: Mapping[str, str]) -> RepoTestReport:
         else:
             msg = o.message.split(": ", 1)[-1] if o.message.startswith("AssertionError: ") else o.message
             r = msg.rsplit(" (test line", 1)[0] if msg.startswith(("skipped: ", "failed: ")) else f"failed: {msg}"
-        out.append((f"{path}::{func or '<module>'}", r))
+        out.append((f"{path}::{func or '<module>'}", r))  # as repo_test_ids names them
     return RepoTestReport(out)

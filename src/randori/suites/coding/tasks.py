@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from randori.suites.coding import suite
 from randori.suites.coding.env import CodingEnv, repo_files
-from randori.suites.coding.judging import judge_repo, run_repo_tests, security_scan
+from randori.suites.coding.judging import judge_repo, repo_test_ids, run_repo_tests, security_scan
 from randori.suites.coding.weaknesses import BY_TEST
 from randori.tasks.checks import only_changed
 from randori.tasks.task import Extra, UserTask
@@ -64,7 +64,7 @@ class RepoTask(UserTask):
         if any(p not in pre.files for p in post.files if not p.startswith(self.repo + "/")):
             return False
         files = repo_files(post, self.repo)
-        before = {name for name, _ in run_repo_tests(self.repo, repo_files(pre, self.repo)).results}
+        before = repo_test_ids(repo_files(pre, self.repo))
         after = run_repo_tests(self.repo, files)
         if after.failed or not before <= {name for name, r in after.results if r == "ok"}:
             return False
