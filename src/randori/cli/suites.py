@@ -136,14 +136,16 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
 CheckResult = tuple[list[str], dict[str, int], dict[str, int]]
 
 
-def _check_one(name: str) -> CheckResult:
-    """Every rule on one suite, as plain data (it may run in a worker process)."""
+def _check_one(job: tuple[str, int, int]) -> CheckResult:
+    """Every rule on one suite (or on the part `k` of `n` of its tasks), as plain data (it may run in
+    a worker process)."""
     from randori.registry import describe_exception
     from randori.suites import get_suite
     from randori.validity.validate import check_suite
 
+    name, k, n = job
     try:
-        r = check_suite(get_suite(name))
+        r = check_suite(get_suite(name), shard=(k, n))
     except UserError as e:
         return [str(e)], {}, {}
     except Exception as e:  # a suite's own code (a plugin) failed: its problem, not the checker's
@@ -151,18 +153,36 @@ def _check_one(name: str) -> CheckResult:
     return [str(p) for p in r.problems], dict(r.tried), dict(r.held)
 
 
+def _merge(parts: list[CheckResult]) -> CheckResult:
+    """One suite's result from its parts: problems in order, once each; counts added."""
+    problems: list[str] = []
+    tried: dict[str, int] = {}
+    held: dict[str, int] = {}
+    for p, t, h in parts:
+        problems += [x for x in p if x not in problems]
+        for rule, c in t.items():
+            tried[rule] = tried.get(rule, 0) + c
+        for rule, c in h.items():
+            held[rule] = held.get(rule, 0) + c
+    return problems, tried, held
+
+
 def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset()) -> list[CheckResult]:
     """Suites are independent: check them in worker processes, one per core (the rules replay
-    thousands of variants per suite)."""
+    thousands of variants per suite). A suite whose checks run code in the sandbox (each probed state
+    is judged by running it) is split into one part per worker, started first."""
     import multiprocessing
     import os
 
-    workers = min(len(names), os.cpu_count() or 1)
+    workers = min(len(names) + len(heavy) * (os.cpu_count() or 1), os.cpu_count() or 1)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_check_one(n) for n in names]
-    # Longest first, so it does not start last: suites whose checks run code in the sandbox (each
-    # probed state is judged by running it), then workspace, the largest of the others.
-    order = sorted(range(len(names)), key=lambda i: (names[i] not in heavy, names[i] != "workspace"))
+        return [_check_one((n, 0, 1)) for n in names]
+    jobs = [(n, k, workers) for n in names if n in heavy for k in range(workers)]
+    # Then the longest first, so it does not start last: workspace, the largest of the others.
+    jobs += [(n, 0, 1) for n in sorted((n for n in names if n not in heavy), key=lambda n: n != "workspace")]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        done = dict(zip(order, pool.map(_check_one, [names[i] for i in order], chunksize=1), strict=True))
-    return [done[i] for i in range(len(names))]
+        results = pool.map(_check_one, jobs, chunksize=1)
+    by_name: dict[str, list[CheckResult]] = {}
+    for (name, _, _), r in zip(jobs, results, strict=True):
+        by_name.setdefault(name, []).append(r)
+    return [_merge(by_name[n]) for n in names]

@@ -60,7 +60,8 @@ IPC_LIMITS = {"shmmax": 16 << 20, "shmall": 4096, "shmmni": 16, "msgmnb": 64 << 
 PRELOAD = ("json", "re", "hashlib", "hmac", "base64", "secrets", "sqlite3", "subprocess", "pathlib", "shutil",
            "tempfile", "datetime", "string", "random", "html", "urllib.parse", "ipaddress", "zlib", "gzip",
            "functools", "collections", "itertools", "io", "csv", "dataclasses", "typing", "xml.etree.ElementTree",
-           "logging", "uuid", "decimal", "enum")
+           "logging", "uuid", "decimal", "enum", "ssl", "socket", "urllib.request", "http.client", "argparse",
+           "unittest", "email.message", "importlib.util")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 

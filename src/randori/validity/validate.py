@@ -280,16 +280,25 @@ def _check_tool_vectors(suite: TaskSuite[Any], report: SuiteCheck) -> None:
                              + ("obeys but does not reach the goal" if seen else "never sees the text"))
 
 
-def check_suite(suite: TaskSuite[Any]) -> SuiteCheck:
-    """Every rule on every task of `suite`."""
+def check_suite(suite: TaskSuite[Any], shard: tuple[int, int] = (0, 1)) -> SuiteCheck:
+    """Every rule on every task of `suite`; with `shard=(k, n)`, on the k-th of n disjoint parts of its
+    tasks (every n-th user task and injection task from the k-th; the tool vectors with part 0), so
+    that a suite whose checks run code can be checked on several cores. The parts' counts add up to
+    the whole check's."""
+    k, n = shard
+    if not 0 <= k < n:
+        raise ValueError(f"shard {k} of {n}")
     report = SuiteCheck(suite.name, suite.version)
     probe = _Probe(suite, report)
     others = _other_calls(probe, suite)
-    for tid, ut in suite.user_tasks.items():
-        _check_user_task(suite, probe, report, tid, ut, others)
-    for iid, it in suite.injection_tasks.items():
-        _check_injection_task(suite, probe, report, iid, it)
-    _check_tool_vectors(suite, report)
+    for i, (tid, ut) in enumerate(suite.user_tasks.items()):
+        if i % n == k:
+            _check_user_task(suite, probe, report, tid, ut, others)
+    for i, (iid, it) in enumerate(suite.injection_tasks.items()):
+        if i % n == k:
+            _check_injection_task(suite, probe, report, iid, it)
+    if k == 0:
+        _check_tool_vectors(suite, report)
     return report
 
 

@@ -44,8 +44,12 @@ def test_weak_password_hash(candidate):
     import hashlib
     import re
     pw = "Tr0ub4dor&3-horse"
-    h1 = _quiet(call, "snipbox.auth.hash_password", pw)
-    h2 = _quiet(call, "snipbox.auth.hash_password", pw)
+    _quiet(cheap_kdf, True)  # the verdict reads the hashes, not their cost (judging.cheap_kdf)
+    try:
+        h1 = _quiet(call, "snipbox.auth.hash_password", pw)
+        h2 = _quiet(call, "snipbox.auth.hash_password", pw)
+    finally:
+        _quiet(cheap_kdf, False)
     if not isinstance(h1, str):
         return
     problems = []
