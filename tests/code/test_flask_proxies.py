@@ -46,3 +46,33 @@ def test_a_flask_app_is_judged_from_outside(sandbox):
                                    site_packages=True, code_names=plan.code_names))
     assert res.passed, res.failure_messages()
     assert res.isolation["verdict_isolation"] == "separate"
+
+
+# A test that builds its expected answer with a Flask helper needing the application context its
+# `with app.test_client()` block keeps open in the code's process: that helper is the code's own.
+ERRORS = ("from flask import Flask, jsonify\n"
+          "app = Flask(__name__)\n"
+          "@app.route('/boom')\n"
+          "def boom():\n"
+          "    return jsonify({'error': 'hidden'}), 500\n")
+ERRORS_TESTS = ("def check(candidate):\n"
+                "    with app.test_client() as client:\n"
+                "        r = client.get('/boom')\n"
+                "        assert r.status_code == 500\n"
+                "        assert r.data.decode() == jsonify({'error': 'hidden'}).get_data(as_text=True)\n")
+
+
+def test_flask_helpers_needing_the_codes_context_are_read_from_the_code(sandbox):
+    plan = plan_verdict(ERRORS_TESTS, ERRORS, "boom")
+    assert plan.isolation == SEPARATE and plan.code_names == ("app", "jsonify") and plan.imports == ()
+    res = sandbox.run_sync(TestJob(code=ERRORS, tests=ERRORS_TESTS, entry_point="boom", test_names=["check"],
+                                   site_packages=True, code_names=plan.code_names))
+    assert res.passed, res.failure_messages()
+    assert res.isolation["verdict_isolation"] == "separate"
+    leaky = ERRORS.replace("jsonify({'error': 'hidden'}), 500", "'Traceback: secret', 500")
+    res = sandbox.run_sync(TestJob(code=leaky, tests=ERRORS_TESTS, entry_point="boom", test_names=["check"],
+                                   site_packages=True, code_names=plan.code_names))
+    assert not res.passed
+    # Without the code's `app`, a test's own helper stays the test's own import.
+    assert plan_verdict("from flask import Flask\ndef check(candidate):\n    assert jsonify(1)\n", ERRORS,
+                        "boom").imports == ("from flask import jsonify",)

@@ -33,6 +33,15 @@ PROVIDED = frozenset({"candidate", "SOLUTION_SOURCE", "candidate_cpu_time", "can
                       "__builtins__"})
 
 
+# Flask names that work only inside an application or request context, and the names a Flask
+# application object usually has in the code.
+_FLASK_CONTEXT_NAMES = frozenset({"jsonify", "make_response", "url_for", "render_template", "render_template_string",
+                                  "redirect", "abort", "flash", "get_flashed_messages", "send_file",
+                                  "send_from_directory", "stream_with_context", "current_app", "request", "session",
+                                  "g"})
+_APP_NAMES = frozenset({"app", "application"})
+
+
 @dataclass(frozen=True)
 class VerdictPlan:
     isolation: str
@@ -248,8 +257,14 @@ def plan_verdict(tests: str, reference: str, entry_point: str) -> VerdictPlan:
     imports: list[str] = []
     functions: list[str] = []
     needs_namespace: list[str] = []
+    uses_code_app = any(n in ref_others for n in free & _APP_NAMES)
     for name in sorted(free):
-        if name in ref_imports:
+        if name in ref_imports and uses_code_app and name in _FLASK_CONTEXT_NAMES \
+                and ref_imports[name].startswith("from flask import"):
+            # Needs the application or request context the tests opened on the code's own app (a
+            # `with app.test_client()` block keeps it there): read from the code's process.
+            needs_namespace.append(name)
+        elif name in ref_imports:
             imports.append(ref_imports[name])
         elif name in ref_functions or name == entry_point:
             functions.append(name)
