@@ -1,5 +1,9 @@
 """Each validity rule must catch a task broken in exactly the way it guards against."""
 
+from collections import Counter
+
+import pytest
+
 from randori.suites.banking import suite as banking
 from randori.suites.banking.env import TOOLS, BankingEnv
 from randori.suites.banking.injections import ChangePassword, SendMoney
@@ -328,3 +332,17 @@ def test_tool_vectors_rule_tries_every_task_through_the_descriptions():
     # changes it again: through the description the goal cannot be reached on this task.
     problems = [p for p in check_suite(make_suite(SetsPassword, ChangePassword)).problems if p.rule == "tool_vectors"]
     assert problems and all("scripted/gullible obeys but does not reach the goal" in p.message for p in problems)
+
+
+def test_a_suites_parts_add_up_to_the_whole_check():
+    """`suites check` splits a suite whose checks run code into parts, one per worker: every rule's
+    counts and every problem of the whole check, each part checking disjoint tasks."""
+    suite = make_suite(PayeeByName, PayBill, AnyPaymentAllowed, SendMoney, Refund, RefundOneSpelling)
+    whole = check_suite(suite)
+    parts = [check_suite(suite, shard=(k, 3)) for k in range(3)]
+    assert sum((p.tried for p in parts), Counter()) == whole.tried
+    assert sum((p.held for p in parts), Counter()) == whole.held
+    assert sorted(map(str, (x for p in parts for x in p.problems))) == sorted(map(str, whole.problems))
+    assert all(p.tried for p in parts) and whole.problems  # each part did work; the broken tasks show
+    with pytest.raises(ValueError):
+        check_suite(suite, shard=(3, 3))
