@@ -739,6 +739,12 @@ def _serve(listen_fd: int) -> None:
         except Exception:  # a module missing from this build only costs its import later
             continue
 
+    # Every job is a fork of this process: with its objects frozen, no collection in a fork walks
+    # them, which would write to (and so copy) nearly every page the fork shares with this process.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     global _IN_CGROUP
     _IN_CGROUP = os.path.isdir(CGROUP_MOUNT) and _join_cgroup()
     listener = socket.socket(fileno=listen_fd)
