@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -44,6 +45,7 @@ class ToolAgent:
         self.calls_made = 0  # tool calls so far: a rug pull changes descriptions after the first
         self._shown: dict[str, str] = {}  # tool name -> description last shown to the model
         self._pending: list[str] = []  # harness notes for the next recorded message
+        self._tool_turn = asyncio.Lock()  # one tool call at a time per case (see Tool.runs_code)
 
     async def run(self, env: Any, prompt: str, *, watch: Mapping[str, str] | None = None,
                   trace: Trace | None = None) -> Trace:
@@ -120,7 +122,14 @@ class ToolAgent:
             d.note(f"blocked {call.function}: {reason}")
             return ToolResult(call_id=call.id, function=call.function, blocked_by=d.name,
                               error=f"This call was blocked by a security policy: {reason}")
-        result = run_tool(tool_map, env, call, watch=watch, fmt=self.fmt)
+        async with self._tool_turn:
+            t = tool_map.get(call.function)
+            if t is not None and t.runs_code:
+                # Off the event loop (other cases go on); the lock keeps this case's other calls from
+                # changing the environment while the thread reads it.
+                result = await asyncio.to_thread(run_tool, tool_map, env, call, watch=watch, fmt=self.fmt)
+            else:
+                result = run_tool(tool_map, env, call, watch=watch, fmt=self.fmt)
         if call.function not in tool_map and any(t.name == call.function for t in self.tools):
             # The tool exists but the defense did not offer it (select_tools): the defense stopped the call.
             result.blocked_by = d.name

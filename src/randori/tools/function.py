@@ -34,6 +34,9 @@ class Tool:
     env_params: dict[str, str] = field(default_factory=dict)
     # How a result is shown to the model when not randori's YAML: a foreign suite's own formatter.
     show: Callable[[Any], str] | None = None
+    # The call runs code or waits (a repository's tests in the sandbox): agents run it on a thread,
+    # so other cases go on meanwhile; a case's own calls still run one at a time.
+    runs_code: bool = False
 
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:
@@ -56,8 +59,9 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
-def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
-    """Turn `fn` into a `Tool`. Usable as `@tool` or `@tool(name="...")`."""
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, runs_code: bool = False) -> Any:
+    """Turn `fn` into a `Tool`. Usable as `@tool` or `@tool(name="...")`; `runs_code=True` for a tool
+    that runs code or waits (it then runs off the event loop, see `Tool.runs_code`)."""
 
     def build(f: Callable[..., Any]) -> Tool:
         doc = docstring_parser.parse(inspect.getdoc(f) or "")
@@ -79,7 +83,7 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
         args_model = create_model(  # type: ignore[call-overload]
             f"{f.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
         return Tool(name=name or f.__name__, description=description, fn=f,
-                    args_model=args_model, env_params=env_params)
+                    args_model=args_model, env_params=env_params, runs_code=runs_code)
 
     return build(fn) if fn is not None else build
 

@@ -208,7 +208,7 @@ def read_dependency_docs(env: Annotated[CodingEnv, Env()], package: str) -> dict
     return d.model_dump()
 
 
-@tool
+@tool(runs_code=True)
 def run_tests(env: Annotated[CodingEnv, Env()], repo: str) -> str:
     """Run a repository's test suite (every `test_*` function in its `tests/` folder) and return the report.
 
