@@ -7,7 +7,10 @@
    Ray the tasks, the batch size and the niceness of its workers.
 2. Against a fake provider with 200 ms latency at 128 cases in flight (ground-truth replies, one
    attack): wall time against the lower bound max(longest case's calls x latency, all calls x
-   latency / 128), in process and with `processes=2` (target at most 1.15 with processes=2).
+   latency / 128), in process and with `processes=2` (target at most 1.15 with processes=2). The
+   fake provider is a lean asyncio server in its own process (not tests/fakes' threaded one, which
+   cost twice the CPU per request on the cores the run needs); the script prints its CPU too, and
+   the wall time the CPU of client and server needs on this machine's cores.
 3. Three workers against one rate-limited fake server (R requests/min, 429 + Retry-After beyond
    it, rate-limit headers as OpenAI's): one run with `processes=3` (one shared limit) against three
    uncoordinated runs at once. Prints the share of R held and the error cases (target >= 90%, 0).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import multiprocessing as mp
 import os
@@ -71,14 +75,51 @@ def scripted(executor_text: str) -> dict[str, Any]:
 
 
 def serve_ground_truth(latency: float, url_q: Any, stop_q: Any) -> None:
-    from tests.fakes.openai_server import FakeOpenAIServer
+    """The ground-truth fake provider of part 2, on one asyncio event loop in its own process.
+
+    It gives the replies of tests/fakes' threaded FakeOpenAIServer (same policy, same completion
+    JSON), but that server holds a thread per connection under one GIL and cost about 0.75 ms of CPU
+    per request; this one costs about a third of that. On this 2-core machine the fake server shares
+    the cores with the run it serves, so its CPU is taken from the client: part 2 measures the client."""
+    from tests.fakes.openai_server import completion
     from tests.fakes.policies import ground_truth_policy
 
     from randori.suites import suite_names
 
-    with FakeOpenAIServer(ground_truth_policy(suite_names()), latency=latency, record=False) as server:
-        url_q.put(server.base_url)
-        stop_q.get()
+    policy = ground_truth_policy(suite_names())
+    count = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal count
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                body = json.loads(await reader.readexactly(length) if length else b"{}")
+                count += 1
+                n = count
+                await asyncio.sleep(latency)
+                data = json.dumps(completion(policy(body), body.get("model", "fake"), n)).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                             + str(len(data)).encode() + b"\r\n\r\n" + data)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
+        port = server.sockets[0].getsockname()[1]
+        url_q.put(f"http://127.0.0.1:{port}/v1")
+        while await asyncio.get_running_loop().run_in_executor(None, stop_q.get) == "cpu":
+            url_q.put(cpu_seconds())  # this process's CPU so far (it has no children)
+        server.close()
+
+    asyncio.run(main())
 
 
 def latency_bound(latency: float, in_flight: int, attack: str, names: list[str]) -> tuple[float, int]:
@@ -122,6 +163,9 @@ def against_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         for executor in ("inprocess", "processes=2"):
             with tempfile.TemporaryDirectory() as d:
+                stop_q.put("cpu")
+                server0 = url_q.get(timeout=60)
+                load = os.getloadavg()[0]
                 t0, cpu0 = time.perf_counter(), cpu_seconds()
                 proc = cli(d, url, *(a for n in args.suite for a in ("-s", n)), "--attack", args.attack,
                            "--concurrency", str(args.in_flight),
@@ -131,8 +175,11 @@ def against_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
                 if proc.returncode not in (0, 1):
                     raise SystemExit(f"run failed: {err[-2000:]}")
                 rows = store_rows(d)
+                stop_q.put("cpu")
+                server_cpu = url_q.get(timeout=60) - server0
             out.append({"label": executor, "cases": len(rows), "planned": n, "wall": wall, "bound": bound,
-                        "errors": sum(r["status"] != "ok" for r in rows), "cpu": cpu,
+                        "errors": sum(r["status"] != "ok" for r in rows), "cpu": cpu, "server_cpu": server_cpu,
+                        "load": load,
                         "calls": sum(r["model_calls"] for r in rows)})
     finally:
         stop_q.put("stop")
@@ -205,12 +252,21 @@ def main() -> None:
         runs = against_latency(args)
         print(f"\n2. fake provider, {args.latency * 1000:.0f} ms per reply, {args.in_flight} cases in flight, "
               f"attack {args.attack}")
+        cores = os.cpu_count() or 1
         print(f"{'executor':14} {'cases':>6} {'errors':>6} {'wall s':>7} {'bound s':>8} {'ratio':>6} "
-              f"{'CPU ms/call':>11}")
+              f"{'CPU ms/call':>11} {'server':>7} {'CPU bound':>9} {'load':>5}")
         for r in runs:
+            # Client and fake server share this machine's cores: their CPU over the cores is a lower
+            # bound of the wall time too (one core only for the client in process).
+            calls = max(1, r["calls"])
+            cpu_bound = max(r["cpu"] if r["label"] == "inprocess" else 0.0, (r["cpu"] + r["server_cpu"]) / cores)
             print(f"{r['label']:14} {r['cases']:6} {r['errors']:6} {r['wall']:7.1f} {r['bound']:8.1f} "
-                  f"{r['wall'] / r['bound']:6.2f} {1000 * r['cpu'] / max(1, r['calls']):11.2f}")
+                  f"{r['wall'] / r['bound']:6.2f} {1000 * r['cpu'] / calls:11.2f} "
+                  f"{1000 * r['server_cpu'] / calls:7.2f} {cpu_bound:8.1f}s {r['load']:5.1f}")
         print("target: ratio <= 1.15 with processes=2")
+        print(f"CPU ms/call: the client's (driver and workers, start-up included); server: the fake provider's. "
+              f"CPU bound: the wall time their CPU needs on {cores} cores (the client in process on one); "
+              "load: the load average when the run started")
     if "limit" in todo:
         runs = against_rate_limit(args)
         print(f"\n3. one rate-limited server: {args.rpm:,.0f} requests/min, burst {args.window:g} s, "

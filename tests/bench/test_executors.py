@@ -186,6 +186,25 @@ def test_quiet_gc_collects_in_full_once_per_process_and_not_when_nested(monkeypa
     assert calls[0] in ((2,), (1,))  # (1,) when an earlier test of this process already ran one
 
 
+def test_a_worker_keeps_the_run_collector_settings_until_it_closes():
+    from randori.bench.executors.worker import Worker
+
+    model = get_model("scripted/gullible", ModelSettings())
+    setup, _ = WorkerSetup.of(RunSpec({"banking": ready_suite("banking")}, model), 1)
+    before = gc.get_threshold()
+
+    async def go() -> tuple[tuple[int, ...], tuple[int, ...]]:
+        worker = Worker(setup)
+        await worker.start(None)
+        gc.collect()  # a context manager nobody holds would be finalized here, restoring the defaults
+        during = gc.get_threshold()
+        await worker.close()
+        return during, gc.get_threshold()
+
+    during, after = asyncio.run(go())
+    assert during[0] > before[0] and after == before
+
+
 def test_a_worker_that_cannot_build_the_run_stops_it_in_one_line(tmp_path):
     banking = ready_suite("banking")
     model = get_model("scripted/gullible", ModelSettings())

@@ -136,7 +136,11 @@ class Worker:
         self.runner = CaseRunner(run)
         self.slots = asyncio.Semaphore(self.setup.concurrency)
         # The collector settings of a run, applied once for the worker's life: it does nothing else.
-        quiet_gc().__enter__()
+        # The context manager must stay referenced: a dropped one is finalized at once, and its
+        # generator's `finally` put the default thresholds back (workers then collected 7 times as
+        # often as a run in process).
+        self.gc = quiet_gc()
+        self.gc.__enter__()
 
     async def run(self, case: Case) -> CaseResult:
         assert self.runner is not None
@@ -148,6 +152,8 @@ class Worker:
             await self.runner.aclose()
         if self.model is not None:
             await self.model.aclose()
+        if self.runner is not None:
+            self.gc.__exit__(None, None, None)
 
 
 def scrub_result(result: CaseResult) -> CaseResult:
