@@ -109,7 +109,9 @@ def cheap_kdf(on):
         _PBKDF2 = hashlib.pbkdf2_hmac
 
         def capped(hash_name, password, salt, iterations, dklen=None):
-            return _PBKDF2(hash_name, password, salt, min(iterations, 1000), dklen)
+            # Only a valid count is capped: anything else reaches PBKDF2 as given, and fails as it would.
+            n = min(iterations, 1000) if type(iterations) is int and iterations > 0 else iterations
+            return _PBKDF2(hash_name, password, salt, n, dklen)
 
         hashlib.pbkdf2_hmac = capped
     elif not on and _PBKDF2 is not None:
