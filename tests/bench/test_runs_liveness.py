@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -77,16 +78,28 @@ def test_run_status_judges_process_and_heartbeat():
 
 def test_two_identical_runs_share_the_cases(tmp_path):
     results = tmp_path / "results"
-    # 47 cases at 2 in flight and 0.4 s each: ~9 s, time enough for the second process to start on
-    # a loaded machine.
-    with FakeOpenAIServer(lambda req: "Nothing to do.", latency=0.4) as server:
+    # The server holds every reply until a third request waits beside the first run's two: the
+    # second run then has claimed a case of its own, however slowly either process starts.
+    lock, both = threading.Lock(), threading.Event()
+    held = [0]
+
+    def gate(req):
+        with lock:
+            held[0] += 1
+            if held[0] >= 3:
+                both.set()
+        both.wait(timeout=120)
+        return "Nothing to do."
+
+    with FakeOpenAIServer(gate) as server:
         first = subprocess.Popen(run_args(server, results), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 30
-        while time.time() < deadline and stored(results) < 2:
+        deadline = time.time() + 60
+        while time.time() < deadline and held[0] < 2:  # the first run is at work on its two cases
             time.sleep(0.05)
         second = subprocess.Popen(run_args(server, results), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        out = [p.communicate(timeout=120) for p in (first, second)]
+        out = [p.communicate(timeout=240) for p in (first, second)]
         assert first.returncode == 0 and second.returncode == 0, out
+        assert both.is_set()
     # Each case takes exactly one request with this server: no case ran twice.
     assert len(server.requests) == PLANNED
     con = sqlite3.connect(results / "randori.sqlite")
