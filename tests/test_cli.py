@@ -84,6 +84,8 @@ def test_suites_check_and_show():
     assert all(counts[rule][1] > 5 for rule in ("attribution", "negation", "free_args", "goal_forms"))
     assert all(h == t for h, t in counts.values())
     assert max(map(len, r.stdout.splitlines())) <= 100
+    twice = randori("suites", "check", "banking", "banking")  # named twice: checked and printed once
+    assert twice.returncode == 0 and twice.stdout == r.stdout
     show = randori("suites", "show", "banking")
     assert "user_task_3 [hard]" in show.stdout and "injection_task_0" in show.stdout
     assert "wrong answers it rejects: 12450.00" in show.stdout  # user_task_0: the savings balance

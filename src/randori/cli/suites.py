@@ -105,7 +105,7 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
         return
     if fmt != "table":
         raise UserError("--format json goes with --audit (the check prints a table)")
-    suites = _load_suites(names or [], prepare=False)
+    suites = list({s.name: s for s in _load_suites(names or [], prepare=False)}.values())  # each once
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
     width = min(_terminal_width(), 100)
     heavy = frozenset(s.name for s in suites if s.checks_run_code)
@@ -177,9 +177,10 @@ def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset()) ->
     workers = min(len(names) + len(heavy) * (os.cpu_count() or 1), os.cpu_count() or 1)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_check_one((n, 0, 1)) for n in names]
-    jobs = [(n, k, workers) for n in names if n in heavy for k in range(workers)]
+    unique = list(dict.fromkeys(names))  # a suite named twice is checked once
+    jobs = [(n, k, workers) for n in unique if n in heavy for k in range(workers)]
     # Then the longest first, so it does not start last: workspace, the largest of the others.
-    jobs += [(n, 0, 1) for n in sorted((n for n in names if n not in heavy), key=lambda n: n != "workspace")]
+    jobs += [(n, 0, 1) for n in sorted((n for n in unique if n not in heavy), key=lambda n: n != "workspace")]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         results = pool.map(_check_one, jobs, chunksize=1)
     by_name: dict[str, list[CheckResult]] = {}
