@@ -153,13 +153,15 @@ def test_items_needing_the_codes_process_are_judged_shared(tmp_path: Path):
     assert "AssertionError" in bug["reason"]["detail"]
 
 
-def test_name_resolution_failures_count_as_network():
-    from randori.code.check import ReferenceCheck
+def group(passed: bool, message: str = ""):  # noqa: ANN201  (a GroupResult; imported late, as below)
+    """One combined test group with one test that passed or failed with `message`."""
     from randori.code.evaluate import GroupResult
 
-    def group(passed: bool, message: str) -> GroupResult:
-        return GroupResult("combined", passed, "completed",
-                           tests=[{"name": "check", "passed": passed, "message": message}])
+    return GroupResult("combined", passed, "completed", tests=[{"name": "check", "passed": passed, "message": message}])
+
+
+def test_name_resolution_failures_count_as_network():
+    from randori.code.check import ReferenceCheck
 
     # What requests says without a resolver: neither "URLError" nor "gaierror" appears in it.
     refused = ("ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Max retries exceeded "
@@ -171,11 +173,6 @@ def test_name_resolution_failures_count_as_network():
 
 def test_only_code_that_fails_on_its_own_is_a_broken_insecure_reference():
     from randori.code.check import ReferenceCheck
-    from randori.code.evaluate import GroupResult
-
-    def group(passed: bool, message: str = "") -> GroupResult:
-        return GroupResult("combined", passed, "completed",
-                           tests=[{"name": "check", "passed": passed, "message": message}])
 
     def reason(insecure_failure: str) -> tuple[str, str] | None:
         return ReferenceCheck("CWE-94/x", "CWE-94", False, {"combined": group(True)},

@@ -155,32 +155,30 @@ def _check_one(job: tuple[str, int, int]) -> CheckResult:
 
 def _merge(parts: list[CheckResult]) -> CheckResult:
     """One suite's result from its parts: problems in order, once each; counts added."""
-    problems: list[str] = []
-    tried: dict[str, int] = {}
-    held: dict[str, int] = {}
-    for p, t, h in parts:
-        problems += [x for x in p if x not in problems]
-        for rule, c in t.items():
-            tried[rule] = tried.get(rule, 0) + c
-        for rule, c in h.items():
-            held[rule] = held.get(rule, 0) + c
-    return problems, tried, held
+    from collections import Counter
+
+    problems = list(dict.fromkeys(x for p, _, _ in parts for x in p))
+    tried, held = Counter[str](), Counter[str]()
+    for _, t, h in parts:
+        tried.update(t)
+        held.update(h)
+    return problems, dict(tried), dict(held)
 
 
 def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset()) -> list[CheckResult]:
-    """Suites are independent: check them in worker processes, one per core (the rules replay
+    """`names`: distinct suites. Suites are independent: check them in worker processes, one per core (the rules replay
     thousands of variants per suite). A suite whose checks run code in the sandbox (each probed state
     is judged by running it) is split into one part per worker, started first."""
     import multiprocessing
     import os
 
-    workers = min(len(names) + len(heavy) * (os.cpu_count() or 1), os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    workers = cores if heavy else min(len(names), cores)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_check_one((n, 0, 1)) for n in names]
-    unique = list(dict.fromkeys(names))  # a suite named twice is checked once
-    jobs = [(n, k, workers) for n in unique if n in heavy for k in range(workers)]
+    jobs = [(n, k, workers) for n in names if n in heavy for k in range(workers)]
     # Then the longest first, so it does not start last: workspace, the largest of the others.
-    jobs += [(n, 0, 1) for n in sorted((n for n in unique if n not in heavy), key=lambda n: n != "workspace")]
+    jobs += [(n, 0, 1) for n in sorted((n for n in names if n not in heavy), key=lambda n: n != "workspace")]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         results = pool.map(_check_one, jobs, chunksize=1)
     by_name: dict[str, list[CheckResult]] = {}
