@@ -92,7 +92,7 @@ class FakeServer:
                     if server.record:
                         server.requests.append(body)
                         server.raw.append(raw)
-                        server.headers.append(dict(self.headers))
+                        server.headers.append({k.lower(): v for k, v in self.headers.items()})
                         server.paths.append(self.path)
                         server.times.append(time.monotonic())
                 if not server.accepts(self.path):

@@ -203,6 +203,8 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
     from randori.bench.executors.inprocess import InProcess
 
     run = RunSpec(suites, model, max_steps, attacker_base_url, agent, concurrency)
+    if admit is None:
+        cases = longest_first(cases, suites)
     store.heartbeat(run_id)
     beat = asyncio.create_task(_heartbeat(store, run_id))
     try:
@@ -210,6 +212,23 @@ async def run_cases(cases: Sequence[Case], suites: dict[str, TaskSuite[Any]], mo
             await Driver(cases, executor or InProcess(), store, run_id, on_result, admit).run(run)
     finally:
         beat.cancel()
+
+
+def longest_first(cases: Sequence[Case], suites: Mapping[str, TaskSuite[Any]]) -> list[Case]:
+    """The order cases start in: those whose tasks' reference solutions make the most tool calls
+    first (plan order among equals). Started last, the longest cases would run on alone at the end
+    of a run with many cases in flight (a 15-call case takes 3 s of 200 ms replies); started first,
+    they end while shorter ones still fill the run. Only the order of starting changes: what runs,
+    the keys and what is stored do not. Under a spend cap (`admit`) the plan order is kept, so the
+    cases a capped run gets to are not chosen by their length."""
+    def weight(case: Case) -> int:
+        suite = suites.get(case.suite)
+        if suite is None:
+            return 0
+        return suite.ground_truth_calls("user", case.user_task) + suite.ground_truth_calls("injection",
+                                                                                        case.injection_task)
+
+    return sorted(cases, key=weight, reverse=True)
 
 
 async def _heartbeat(store: Store, run_id: int) -> None:

@@ -192,6 +192,22 @@ class TaskSuite(Generic[E]):
             out[tid] = tuple(sorted({v for r in results for v in r.vectors_seen}))
         return out
 
+    @functools.cached_property
+    def _lengths(self) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for kind, table in (("user", self.user_tasks), ("injection", self.injection_tasks)):
+            for tid, task in table.items():
+                try:
+                    out[(kind, tid)] = len(task.ground_truth(self.load_env()))
+                except Exception:  # a task without a reference solution: nothing is known of its length
+                    out[(kind, tid)] = 0
+        return out
+
+    def ground_truth_calls(self, kind: str, task_id: str | None) -> int:
+        """How many tool calls the reference solution of a user (`kind="user"`) or injection task makes
+        (0 if it has none): an estimate of how long its cases run, for scheduling only."""
+        return self._lengths.get((kind, task_id or ""), 0)
+
     def reachable_vectors(self, user_task_id: str) -> tuple[str, ...]:
         """Vectors whose text the user task's ground truth shows to the model (canary replay)."""
         return self._reach[user_task_id]
