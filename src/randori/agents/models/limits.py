@@ -258,6 +258,15 @@ class Window:
         """`outcome`: "ok", "congested" (rate limit, overload) or "failed" (anything else). Never
         awaits, so a cancelled request still gives its place back."""
         self.in_flight -= 1
+        self.settle(sent_at, outcome, retry_after)
+        self._wake()
+
+    def would_wait(self) -> bool:
+        """A request entering now would wait: the window is full, others wait, or the server asked for a pause."""
+        return bool(self.waiters) or self.in_flight >= self.limit or time.monotonic() < self.paused_until
+
+    def settle(self, sent_at: float, outcome: str, retry_after: float | None = None) -> None:
+        """What a request's outcome says of the window (its size, a pause), its place aside."""
         if outcome == "congested":
             self.rate_limited += 1
         if self.adaptive:
@@ -273,7 +282,6 @@ class Window:
                     if time.monotonic() + pause > self.paused_until:
                         self.paused_until = time.monotonic() + pause
                         asyncio.get_running_loop().call_later(pause, self._wake)
-        self._wake()
 
     async def enter(self, model: str | None, tokens: float) -> Grant:
         """A place for one request, paced at `model`'s buckets unless `model` is None."""

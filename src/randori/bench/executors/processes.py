@@ -71,7 +71,7 @@ class Processes(Executor):
         self.restarts = 0
         self.closing = False
         self.ids = itertools.count(1)
-        self.coordinator = Coordinator()
+        self.coordinator = Coordinator(notify=self._notify)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.seen: set[int] = set()  # workers that connected
         self.why = ""  # why the last worker was lost
@@ -184,6 +184,11 @@ class Processes(Executor):
         elif kind == "crash":
             self.sink.fail(RuntimeError(f"a worker process failed:\n{message[1]}"))
 
+    def _notify(self, owner: str, message: tuple[Any, ...]) -> None:
+        conn = self.conns.get(int(owner))
+        if conn is not None and not conn.writer.is_closing():
+            put(conn.writer, message)
+
     async def _answer(self, conn: _Conn, number: int, method: str, *args: Any) -> None:
         try:
             value = await getattr(self.coordinator, method)(*args)
@@ -225,10 +230,14 @@ class Processes(Executor):
 
 
 class _SocketChannel:
-    """The shared rate limit's questions, over the worker's connection to the driver."""
+    """The shared rate limit's questions, over the worker's connection to the driver (which can also
+    ask this worker for its kept places back: it may keep them)."""
+
+    keeps = True
 
     def __init__(self, writer: asyncio.StreamWriter, owner: str):
         self.writer, self.owner = writer, owner
+        self.windows: dict[Any, Any] = {}
         self.waiting: dict[int, asyncio.Future[Any]] = {}
         self.numbers = itertools.count(1)
 
@@ -300,6 +309,9 @@ async def _work(path: str) -> None:
                     task.add_done_callback(tasks.discard)
             elif message[0] == "answer":
                 channel.answer(message[1], message[2])
+            elif message[0] == "revoke":
+                if message[1] in channel.windows:
+                    channel.windows[message[1]].revoke()
             elif message[0] == "stop":
                 break
     finally:

@@ -187,8 +187,11 @@ class LimitsActor:
 
 
 class _ActorChannel:
+    keeps = False  # the actor cannot reach its tasks unasked: every request asks
+
     def __init__(self, actor: Any, owner: str):
         self.actor, self.owner = actor, owner
+        self.windows: dict[Any, Any] = {}
 
     async def ask(self, method: str, *args: Any) -> Any:
         return await getattr(self.actor, method).remote(*args)
