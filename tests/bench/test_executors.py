@@ -242,3 +242,47 @@ def test_an_mcp_agent_runs_on_the_workers_with_the_same_outcomes(tmp_path):
     expected = outcomes(tmp_path / "in")
     assert outcomes(tmp_path / "pool") == expected and len(expected) == 2 + 2 + 4
     assert {row[11] for row in expected.values() if row[0] == "attacked"} == {1}  # the attacks landed
+
+
+def test_warmed_workers_of_a_run_that_never_starts_leave_nothing_behind(tmp_path):
+    """The CLI starts the workers before it plans; a run refused while planning stops them at exit."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = randori("run", "-s", "banking", "-u", "user_task_999", "-m", "scripted/oracle", "--executor", "processes=2",
+                "--results", str(tmp_path / "r"), env={"TMPDIR": str(tmp)}, timeout=300)
+    assert r.returncode == 2 and "no user task user_task_999" in r.stderr and "Traceback" not in r.stderr
+    assert not list(tmp.glob("randori-workers-*"))  # the socket's folder is gone
+    time.sleep(0.5)
+    left = [d for d in Path("/proc").iterdir() if d.name.isdigit() and alive(int(d.name))
+            and str(tmp).encode() in _cmdline(d)]
+    assert not left  # no worker outlived the CLI (their command line names the socket under tmp)
+
+
+def _cmdline(d: Path) -> bytes:
+    try:
+        return (d / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_warmed_executor_closed_before_it_started_stops_its_workers():
+    executor = Processes(2)
+    executor.warm(["banking"])
+    procs = list(executor.procs)
+    assert len(procs) == 2 and all(p.poll() is None for p in procs)
+    asyncio.run(executor.close())
+    assert all(p.poll() is not None for p in procs) and not os.path.exists(executor.dir)
+
+
+def test_a_warmed_worker_runs_the_cases_of_the_run_it_is_given(tmp_path):
+    """Warmed with other suites' names than the run's, the workers still build the run's own."""
+    model = get_model("scripted/gullible")
+    suites = {"chat": ready_suite("chat")}
+    cases = plan(Selection(suites=list(suites.values()), model=model, user_tasks=["user_task_0", "user_task_1"]))
+    executor = Processes(2)
+    executor.warm(["banking", "no-such-suite"])
+    with Store(tmp_path) as store:
+        run_id = store.start_run({})
+        asyncio.run(run_cases(cases, suites, model, store, run_id, concurrency=4, executor=executor))
+        rows = {r["key"]: r["status"] for r in store.iter_cases()}
+    assert rows == {c.key: "ok" for c in cases}

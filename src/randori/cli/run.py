@@ -215,6 +215,9 @@ def run(
     # Several servers of one model: the case key names the model, never a server, so results do
     # not depend on which server answered and a run with more servers resumes one with fewer.
     options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
+    first_executor = get_executor(executor)
+    if not dry_run:  # worker processes start now and load the suites while this process plans
+        first_executor.warm(list(dict.fromkeys(suite)))
     chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
                              adaptive=adaptive, **options, **(_placeholder_key(name) if dry_run else {}))
                    if name else None for name in model_names]
@@ -262,7 +265,7 @@ def run(
         try:
             tally = _run_with_progress(batches, by_name, store, run_id,
                                        concurrency, max_steps, attacker_url, cap, agent_spec, spans,
-                                       executor)
+                                       executor, first_executor)
             status = "cost_cap" if cap is not None and cap.stopped else "finished"
         except KeyboardInterrupt:
             interrupted = True
@@ -410,11 +413,13 @@ def _otel_sink(target: str) -> Any:
 
 def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, run_id: int, concurrency: int,
                        max_steps: int, attacker_base_url: str | None = None, cap: Any = None,
-                       agent: Any = None, on_case: Any = None, executor: str = "inprocess") -> dict[str, Any]:
+                       agent: Any = None, on_case: Any = None, executor: str = "inprocess",
+                       first_executor: Any = None) -> dict[str, Any]:
     """Run each model's cases (one model after another) under one progress bar; returns what this
     process did: cases run, errors (by category, and the first message) and cases left to another
     run that had claimed them. `cap` (a SpendCap) admits each case before it starts; `on_case` is
-    called with each case this process ran (`--otel`)."""
+    called with each case this process ran (`--otel`). `first_executor`, already warmed, serves the
+    first model's cases; each later model gets a fresh executor."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from randori.agents.agent import BUILTIN
@@ -460,9 +465,10 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
         current: dict[str, Any] = {"model": None, "executor": None}
 
         async def go() -> None:
-            for b in batches:
+            for i, b in enumerate(batches):
                 current["model"] = b.model
-                current["executor"] = get_executor(executor)
+                warm = i == 0 and first_executor is not None
+                current["executor"] = first_executor if warm else get_executor(executor)
                 try:
                     if b.cases and (cap is None or not cap.stopped):
                         await run_cases(b.cases, suites, b.model, store, run_id, concurrency=concurrency,

@@ -67,6 +67,12 @@ class Sink(ABC):
 class Executor(ABC):
     name = "executor"
 
+    def warm(self, suites: Sequence[str] = ()) -> None:
+        """Start what takes long to start (workers) now, before the run is planned; `suites` names the
+        suites the run will likely need, for the workers to load meanwhile. Optional: `start` does it
+        otherwise. An executor warmed and never started leaves nothing behind when this process exits."""
+        return None
+
     @abstractmethod
     async def start(self, run: RunSpec, sink: Sink) -> None: ...
 

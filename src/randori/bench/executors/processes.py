@@ -11,16 +11,19 @@ cases go back to the driver's queue and a new worker takes its place."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import itertools
 import os
 import pickle
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,24 +79,52 @@ class Processes(Executor):
         self.seen: set[int] = set()  # workers that connected
         self.why = ""  # why the last worker was lost
 
+    def warm(self, suites: Sequence[str] = ()) -> None:
+        """The workers start now, on a socket that is listening but not yet served: they import
+        randori and load `suites` while the driver plans (a worker's start-up, about 0.7 s of CPU,
+        then overlaps the driver's instead of following it), then wait for their setup."""
+        if self.procs:
+            return
+        self.hints = list(suites)
+        self.dir = tempfile.mkdtemp(prefix="randori-workers-")  # mode 0700: only this user connects
+        self.path = os.path.join(self.dir, "driver.sock")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(max(128, 2 * self.workers))
+        for _ in range(self.workers):
+            self._spawn()
+        atexit.register(self._abandon)
+
     async def start(self, run: RunSpec, sink: Sink) -> None:
         from randori.bench.executors.worker import WorkerSetup
 
         self.sink = sink
         self.setup, self.env = WorkerSetup.of(run, self.workers)
         self.batch = max(1, min(MAX_BATCH, self.setup.concurrency))
-        self.dir = tempfile.mkdtemp(prefix="randori-workers-")  # mode 0700: only this user connects
-        self.path = os.path.join(self.dir, "driver.sock")
-        self.server = await asyncio.start_unix_server(self._serve, self.path)
-        for _ in range(self.workers):
-            self._spawn()
+        if self.env and self.procs:  # sealed secrets reach workers through their environment only
+            self._abandon()
+            self.procs, self.restarts = [], 0
+        self.warm(list(run.suites))
+        self.server = await asyncio.start_unix_server(self._serve, sock=self.listener)
         self.watch = asyncio.create_task(self._watch())
 
     def _spawn(self) -> None:
         # A fresh interpreter running this module (as multiprocessing's spawn does, without its
         # re-import of the caller's __main__, which a script with no main guard would run again).
-        cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path]
-        self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **self.env}))
+        cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path, *self.hints]
+        env = {**os.environ, **getattr(self, "env", {})}
+        self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
+
+    def _abandon(self) -> None:
+        """Workers warmed for a run that did not start (or a run's leftovers): stopped, their socket gone."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(5.0)
+        with contextlib.suppress(OSError):
+            self.listener.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def capacity(self) -> int:
         if not self.conns:
@@ -199,7 +230,10 @@ class Processes(Executor):
 
     async def close(self) -> None:
         self.closing = True
-        if not hasattr(self, "server"):  # start failed before any worker
+        if not hasattr(self, "server"):  # start failed before serving: stop any worker warmed
+            if self.procs:
+                self._abandon()
+                atexit.unregister(self._abandon)
             return
         self.watch.cancel()
         for conn in list(self.conns.values()):
@@ -211,6 +245,7 @@ class Processes(Executor):
             task.cancel()
         self.server.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        atexit.unregister(self._abandon)
 
     def _join(self) -> None:
         import time
@@ -260,16 +295,31 @@ class _SocketChannel:
             fut.set_result(value)
 
 
-def worker_main(path: str) -> None:
+def worker_main(path: str, suites: Sequence[str] = ()) -> None:
     """A worker process: Ctrl-C goes to the whole process group, and the driver decides what stops."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _preload(suites)
     asyncio.run(_work(path))
+
+
+def _preload(suites: Sequence[str]) -> None:
+    """What every worker needs, loaded while the driver plans: the case runner and the suites the
+    run names (a suite that cannot load is left for the setup to report)."""
+    import randori.bench.executors.worker  # noqa: F401
+    from randori.suites import ready_suite
+
+    for name in suites:
+        with contextlib.suppress(Exception):
+            ready_suite(name)
 
 
 async def _work(path: str) -> None:
     from randori.bench.executors.worker import Worker
 
-    reader, writer = await asyncio.open_unix_connection(path)
+    try:
+        reader, writer = await asyncio.open_unix_connection(path)
+    except OSError:  # the driver is gone already (it stopped while this worker was starting)
+        return
     pid = os.getpid()
     await send(writer, ("hello", pid))
     try:
@@ -323,4 +373,4 @@ async def _work(path: str) -> None:
 
 
 if __name__ == "__main__":
-    worker_main(sys.argv[1])
+    worker_main(sys.argv[1], sys.argv[2:])
