@@ -341,3 +341,16 @@ def test_the_max_row_and_rates_count_only_cases_that_know() -> None:
                                              "successes": 0, "n": 1}
     assert (top["max"]["attack_attempted"]["successes"], top["max"]["attack_attempted"]["n"]) == (1, 2)
     assert (top["max"]["attack_blocked"]["successes"], top["max"]["attack_blocked"]["n"]) == (1, 2)
+
+
+def test_norm_keeps_letters_and_digits_of_every_script_and_nothing_else():
+    import sys
+
+    from randori.tasks.attempts import norm
+
+    # Over all of Unicode, norm keeps a character exactly when str.isalnum does (after case folding).
+    text = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert norm("x" + text) == "".join(ch for ch in ("x" + text).casefold() if ch.isalnum())
+    assert norm("https://www.Example.com/a_b-c") == "examplecomabc"
+    assert norm("  LT12 1000-01") == norm("lt12100001") == "lt12100001"
+    assert norm("Zoë ٣٤ 東京 ½") == "zoë٣٤東京½"
