@@ -149,3 +149,21 @@ def test_a_rate_limited_request_takes_every_kept_place_back():
         assert a.free == 0 and not a.may_keep and c.windows[KEY].in_flight == 0
 
     asyncio.run(go())
+
+
+def test_a_worker_that_fills_the_window_may_keep_its_places_while_nobody_waits():
+    # As many cases as the provider's limit (a run with --concurrency equal to --provider-concurrency):
+    # the window is full all the time, yet nobody waits, so no request needs to ask.
+    async def go():
+        c, (a,) = workers(1, 2)
+        g1, g2 = await a.enter(None, 0), await a.enter(None, 0)
+        assert a.may_keep and c.windows[KEY].in_flight == 2
+        a.leave(g1, "ok")
+        a.leave(g2, "ok")
+        for _ in range(5):
+            g1, g2 = await a.enter(None, 0), await a.enter(None, 0)
+            a.leave(g1, "ok")
+            a.leave(g2, "ok")
+        assert a.channel.asked == 2 and c.windows[KEY].in_flight == 2 and a.free == 2
+
+    asyncio.run(go())

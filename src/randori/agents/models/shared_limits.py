@@ -69,7 +69,10 @@ class Coordinator:
         return window.limit, window.rate_limited, window.paced(), self.may_keep(window)
 
     def may_keep(self, window: Window) -> bool:
-        return self.notify is not None and not window.would_wait() and not window.paced()
+        """Nobody waits, no pause, no pacing. A full window is no reason: a kept place is one the
+        worker holds already, and whoever comes to wait for one gets it back by `reclaim`."""
+        return (self.notify is not None and not window.waiters and time.monotonic() >= window.paused_until
+                and not window.paced())
 
     def leave(self, owner: str, number: int, outcome: str, retry_after: float | None,
               limits: dict[str, Limit] | None, keep: bool = False) -> None:
@@ -182,6 +185,8 @@ class SharedWindow(Window):
             self.in_flight -= 1
             self.channel.tell("abandon", self.channel.owner, number)
             raise
+        if not self.may_keep and self.free:  # kept by another case meanwhile, and not to be kept now
+            self.revoke()
         return Grant(0.0, model, None, number)
 
     def paced(self) -> bool:
