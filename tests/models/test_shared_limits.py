@@ -34,13 +34,14 @@ class Direct:
     def __init__(self, c, owner="w9", keeps=False):
         self.c, self.owner, self.keeps = c, owner, keeps
         self.windows = {}
-        self.asked = 0
+        self.asked = self.told = 0
 
     async def ask(self, method, *args):
         self.asked += 1
         return await getattr(self.c, method)(*args)
 
     def tell(self, method, *args):
+        self.told += 1
         getattr(self.c, method)(*args)
 
 
@@ -160,10 +161,31 @@ def test_a_worker_that_fills_the_window_may_keep_its_places_while_nobody_waits()
         assert a.may_keep and c.windows[KEY].in_flight == 2
         a.leave(g1, "ok")
         a.leave(g2, "ok")
+        told = a.channel.told
         for _ in range(5):
             g1, g2 = await a.enter(None, 0), await a.enter(None, 0)
             a.leave(g1, "ok")
             a.leave(g2, "ok")
         assert a.channel.asked == 2 and c.windows[KEY].in_flight == 2 and a.free == 2
+        assert a.channel.told == told  # a fixed window has nothing to learn: no message at all
+
+    asyncio.run(go())
+
+
+def test_requests_on_kept_places_still_grow_an_adaptive_window():
+    async def go():
+        key = ("openai", "http://x/v1", True)  # adaptive: starts small, grows with each success
+        channels = {}
+        c = Coordinator(notify=lambda owner, m: channels[owner].windows[m[1]].revoke())
+        channels["w0"] = Direct(c, "w0", keeps=True)
+        a = SharedWindow(channels["w0"], key, 32)
+        g = await a.enter(None, 0)
+        start = c.windows[key].limit
+        a.leave(g, "ok")
+        for _ in range(20):  # one case, one request at a time, always on its kept place
+            a.leave(await a.enter(None, 0), "ok")
+        assert a.channel.asked == 1 and c.windows[key].limit >= start + 20
+        a.leave(await a.enter(None, 0), "failed")  # a failure gives the kept place back
+        assert a.free == 0 and c.windows[key].in_flight == 0 and not +c.kept
 
     asyncio.run(go())

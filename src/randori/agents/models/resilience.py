@@ -166,6 +166,8 @@ def connection_error(name: str, e: BaseException) -> ModelError:
     return err
 
 
+_timeout = getattr(asyncio, "timeout", None)
+
 # A run stops when its requests cannot reach the server: as soon as one has failed for good (all its
 # retries spent) because no server could be reached while none was ever answered, or once this many
 # in a row have failed for good at the connection after earlier answers (the server went away).
@@ -406,6 +408,9 @@ class ResilientModel(ChatModel):
     async def _timed(self, model: ChatModel, messages: list[Message], tools: list[Tool],
                      settings: ModelSettings | None) -> Completion:
         try:
+            if _timeout is not None:  # no task per call, as wait_for makes (Python 3.11 on)
+                async with _timeout(self.policy.timeout):
+                    return await model.generate(messages, tools, settings)
             return await asyncio.wait_for(model.generate(messages, tools, settings), self.policy.timeout)
         except asyncio.TimeoutError as e:
             limit = f" within {self.policy.timeout:g}s" if self.policy.timeout else ""

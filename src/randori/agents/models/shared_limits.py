@@ -11,7 +11,8 @@ Kept places. Asking before every request costs a round trip through two busy eve
 of 35 ms with two workers on two cores, against 200 ms replies: about a tenth of the requests a run
 could have in flight). So where the coordinator can reach a worker (`notify`, the process pool), a
 worker whose request ended well may keep its place for its next request, and uses it without asking
-(it only tells). A kept place counts as a request in flight, so the limit holds exactly as before.
+(and, once the window cannot grow, without telling either). A kept place counts as a request in
+flight, so the limit holds exactly as before.
 The coordinator lets workers keep places only while nobody waits, nothing is paced by rate-limit
 headers and no pause is asked for; as soon as a request must wait, or one is rate-limited, it asks
 every worker holding kept places to give back those it is not using (`revoke`), and they stop keeping
@@ -93,14 +94,23 @@ class Coordinator:
         if outcome == "congested":  # a rate limit or a pause: kept places must not go out unasked
             self.reclaim(key)
 
-    def use(self, owner: str, number: int, key: Key) -> None:
-        """`owner` sent request `number` on a place it kept."""
+    def leave_kept(self, owner: str, key: Key, sent_at: float, outcome: str, retry_after: float | None,
+                   limits: dict[str, Limit] | None, keep: bool) -> None:
+        """A request `owner` sent on a place it kept (at `sent_at`, this machine's monotonic clock)
+        ended: with `keep` the place stays kept and only the window hears of the outcome; else it
+        goes back. (A worker sends nothing when it keeps a place in a window that cannot grow.)"""
         window = self.windows[key]
-        if self.kept[(owner, key)] > 0:
-            self.kept[(owner, key)] -= 1
-        else:  # cannot happen with an honest worker (its messages arrive in order); count it all the same
-            window.in_flight += 1
-        self.grants[(owner, number)] = (window, Grant(time.monotonic(), None, None, number))
+        if keep and outcome == "ok":
+            window.settle(sent_at, outcome, retry_after)
+            if window.waiters:
+                self.reclaim(key)
+            return
+        if self.kept[(owner, key)] <= 0:  # cannot happen with an honest worker: nothing to give back
+            return
+        self.kept[(owner, key)] -= 1
+        window.leave(Grant(sent_at), outcome, retry_after, limits)
+        if outcome == "congested":
+            self.reclaim(key)
 
     def give_back(self, owner: str, key: Key, count: int) -> None:
         """`owner` returns `count` of its kept places."""
@@ -172,12 +182,11 @@ class SharedWindow(Window):
         channel.windows[key] = self
 
     async def enter(self, model: str | None, tokens: float) -> Grant:
-        number = next(_numbers)
         self.in_flight += 1  # this worker's share, for its load balancing between servers
-        if self.free and self.may_keep:
+        if self.free and self.may_keep:  # on a kept place: nobody needs to hear of it
             self.free -= 1
-            self.channel.tell("use", self.channel.owner, number, self.key)
-            return Grant(0.0, model, None, number)
+            return Grant(time.monotonic(), model, None, KEPT)
+        number = next(_numbers)
         try:
             self.size, self.rate_limited, self.shared_paced, self.may_keep = await self.channel.ask(
                 "enter", self.channel.owner, number, self.key, self.ceiling, model, tokens)
@@ -198,7 +207,11 @@ class SharedWindow(Window):
         keep = self.channel.keeps and self.may_keep and outcome == "ok" and not limits
         if keep:  # before telling: a revoke may come back at once, and must find the place
             self.free += 1
-        self.channel.tell("leave", self.channel.owner, grant.id, outcome, retry_after, limits or None, keep)
+        if grant.id != KEPT:
+            self.channel.tell("leave", self.channel.owner, grant.id, outcome, retry_after, limits or None, keep)
+        elif not keep or (self.adaptive and self.size < self.ceiling):  # else the window has nothing to learn
+            self.channel.tell("leave_kept", self.channel.owner, self.key, grant.sent_at, outcome, retry_after,
+                              limits or None, keep)
 
     def revoke(self) -> None:
         """The coordinator wants its places back: the unused ones now, and keep none until it says so."""
@@ -209,6 +222,7 @@ class SharedWindow(Window):
 
 
 _numbers = itertools.count(1)
+KEPT = 0  # the number of a request sent on a kept place (asked ones count from 1)
 
 
 def use_channel(channel: Channel) -> None:
