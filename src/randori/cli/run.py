@@ -217,7 +217,9 @@ def run(
     options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
     first_executor = get_executor(executor)
     if not dry_run:  # worker processes start now and load the suites while this process plans
-        first_executor.warm(list(dict.fromkeys(suite)))
+        from randori.suites import suite_names
+
+        first_executor.warm(list(dict.fromkeys(suite)) or suite_names())
     chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
                              adaptive=adaptive, **options, **(_placeholder_key(name) if dry_run else {}))
                    if name else None for name in model_names]

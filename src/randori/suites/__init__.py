@@ -56,13 +56,15 @@ def get_suite(name: str) -> TaskSuite[Any]:
     return suite
 
 
-def ready_suite(name: str) -> TaskSuite[Any]:
+def ready_suite(name: str, reach: bool = True) -> TaskSuite[Any]:
     """`get_suite(name)` with its data read and the vectors each user task reaches worked out: what a
-    run needs before planning. Whatever a suite's own code raises here becomes a UserError naming it."""
+    run needs before planning. Whatever a suite's own code raises here becomes a UserError naming it.
+    `reach=False` leaves the vectors out (a worker process runs cases planned elsewhere: it never
+    needs them, and working them out replays every user task's reference solution)."""
     suite = get_suite(name)
     try:
         suite.load_env()
-        for tid in suite.user_tasks:
+        for tid in suite.user_tasks if reach else ():
             suite.reachable_vectors(tid)
     except UserError:
         raise

@@ -317,7 +317,7 @@ def _preload(suites: Sequence[str]) -> None:
 
     for name in suites:
         with contextlib.suppress(Exception):
-            ready_suite(name)
+            ready_suite(name, reach=False)
 
 
 async def _work(path: str) -> None:

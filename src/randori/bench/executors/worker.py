@@ -66,7 +66,8 @@ class WorkerSetup:
         if self.agent is not None:
             spec, version, limit, options = unseal(self.agent)
             agent = get_agent(spec, version, limit, **options)
-        return RunSpec(suites={n: ready_suite(n) for n in self.suites}, model=model, max_steps=self.max_steps,
+        suites = {n: ready_suite(n, reach=False) for n in self.suites}  # cases come planned: no vectors needed
+        return RunSpec(suites=suites, model=model, max_steps=self.max_steps,
                        attacker_base_url=unseal(self.attacker_base_url), agent=agent, concurrency=self.concurrency)
 
 
