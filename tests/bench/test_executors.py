@@ -300,3 +300,4 @@ def test_a_worker_runs_its_exit_handlers_before_it_leaves(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Traceback" not in r.stderr  # no driver: it leaves quietly
     assert mark.read_text() == "ran"
+

@@ -478,6 +478,8 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
                                         attacker_base_url=attacker_base_url, agent=agent or BUILTIN,
                                         admit=cap.admit if cap is not None else None,
                                         executor=current["executor"])
+                    elif warm:  # its workers were started for cases that turned out to be done already
+                        await first_executor.close()
                 finally:
                     if b.model is not None:
                         await b.model.aclose()
