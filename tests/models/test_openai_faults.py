@@ -186,3 +186,20 @@ def test_the_direct_transport_does_not_import_the_sdk(transport):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**__import__("os").environ, "RANDORI_OPENAI_TRANSPORT": transport})
     assert out.stdout.strip() == ("False" if transport == "direct" else "True")
+
+
+def test_credentials_in_the_address_are_sent_as_basic_authentication(transport):
+    import base64
+
+    if transport == "aiohttp":
+        pytest.skip("the SDK's aiohttp transport refuses an address with credentials (its own limit)")
+    with FakeOpenAIServer(OK) as server:
+        server_url = server.base_url.replace("http://", "http://proxyuser:proxy-pw-77@")
+
+        class At:  # run_one reads .base_url
+            base_url = server_url
+
+        res = run_one("openai/m", At, api_key="sk-not-for-the-proxy")
+        sent = {h["authorization"] for h in server.headers}
+    assert res.status == "ok"
+    assert sent == {"Basic " + base64.b64encode(b"proxyuser:proxy-pw-77").decode()}
