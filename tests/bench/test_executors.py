@@ -301,3 +301,20 @@ def test_a_worker_runs_its_exit_handlers_before_it_leaves(tmp_path):
     assert r.returncode == 0 and "Traceback" not in r.stderr  # no driver: it leaves quietly
     assert mark.read_text() == "ran"
 
+
+
+def test_a_warmed_executor_that_will_not_start_is_discarded_at_once():
+    executor = Processes(2)
+    executor.warm(["banking"])
+    procs = list(executor.procs)
+    executor.discard()  # e.g. every case of its model was done already
+    assert all(p.poll() is not None for p in procs) and not os.path.exists(executor.dir)
+    get_executor("inprocess").discard()  # nothing warmed, nothing to do
+
+
+def test_a_resumed_run_with_nothing_left_ends_cleanly_on_every_executor(tmp_path):
+    args = ["run", "-s", "banking", "-u", "user_task_0", "-m", "scripted/oracle", "--results", str(tmp_path)]
+    assert randori(*args, timeout=300).returncode == 0
+    for executor in ("inprocess", "processes=2"):
+        r = randori(*args, "--executor", executor, timeout=300)
+        assert r.returncode == 0 and "0 to run" in r.stderr and "Traceback" not in r.stderr, r.stderr[-1000:]

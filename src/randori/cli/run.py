@@ -479,7 +479,7 @@ def _run_with_progress(batches: list[Any], suites: dict[str, Any], store: Any, r
                                         admit=cap.admit if cap is not None else None,
                                         executor=current["executor"])
                     elif warm:  # its workers were started for cases that turned out to be done already
-                        await first_executor.close()
+                        first_executor.discard()
                 finally:
                     if b.model is not None:
                         await b.model.aclose()

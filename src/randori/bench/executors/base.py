@@ -73,6 +73,10 @@ class Executor(ABC):
         otherwise. An executor warmed and never started leaves nothing behind when this process exits."""
         return None
 
+    def discard(self) -> None:
+        """This executor will not be started after all: stop at once whatever `warm` started."""
+        return None
+
     @abstractmethod
     async def start(self, run: RunSpec, sink: Sink) -> None: ...
 

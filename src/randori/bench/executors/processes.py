@@ -115,6 +115,11 @@ class Processes(Executor):
         env = {**os.environ, **getattr(self, "env", {})}
         self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
 
+    def discard(self) -> None:
+        if self.procs and not hasattr(self, "server"):
+            self._abandon()
+            atexit.unregister(self._abandon)
+
     def _abandon(self) -> None:
         """Workers warmed for a run that did not start (or a run's leftovers): stopped, their socket gone."""
         for proc in self.procs:
