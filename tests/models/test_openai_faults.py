@@ -128,22 +128,6 @@ def test_settings_pass_through_exactly():
     assert (first["temperature"], first["seed"], first["max_tokens"], first["reasoning_effort"]) == (0.0, 3, 77, "low")
 
 
-def test_transport_defaults_to_direct_and_can_be_switched(monkeypatch):
-    from randori.agents.models.openai import OpenAIModel
-    from randori.errors import UserError
-
-    monkeypatch.delenv("RANDORI_OPENAI_TRANSPORT", raising=False)
-    model = OpenAIModel("m", ModelSettings(), base_url="http://x/v1")
-    assert model.direct is not None and model.client is None  # the SDK is not used
-    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", "aiohttp")
-    assert "Aio" in type(OpenAIModel("m", ModelSettings(), base_url="http://x/v1")._http).__name__
-    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", "httpx")
-    assert "Aio" not in type(OpenAIModel("m", ModelSettings(), base_url="http://x/v1")._http).__name__
-    monkeypatch.setenv("RANDORI_OPENAI_TRANSPORT", "curl")
-    with pytest.raises(UserError, match="RANDORI_OPENAI_TRANSPORT must be one of direct, aiohttp, httpx"):
-        OpenAIModel("m", ModelSettings(), base_url="http://x/v1")
-
-
 def test_every_transport_sends_the_key_organization_and_project(monkeypatch):
     monkeypatch.setenv("OPENAI_ORG_ID", "org-fake1")
     monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-fake2")
@@ -155,26 +139,6 @@ def test_every_transport_sends_the_key_organization_and_project(monkeypatch):
         assert h["authorization"] == "Bearer sk-the-key"
         assert (h["openai-organization"], h["openai-project"]) == ("org-fake1", "proj-fake2")
 
-
-
-@pytest.mark.parametrize("env, url, proxy", [
-    ({}, "https://api.openai.com/v1", None),
-    ({"HTTPS_PROXY": "http://proxy:3128"}, "https://api.openai.com/v1", "http://proxy:3128"),
-    ({"HTTPS_PROXY": "http://proxy:3128"}, "http://127.0.0.1:8000/v1", None),  # HTTP_PROXY not set
-    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "localhost,127.0.0.1"}, "http://127.0.0.1:8000/v1", None),
-    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "other.example"}, "http://vllm.lab:8000/v1", "http://p:1"),
-    ({"ALL_PROXY": "http://all:9"}, "https://api.openai.com/v1", "http://all:9"),
-])
-def test_the_direct_client_finds_the_proxy_once_as_httpx_would(env, url, proxy, monkeypatch, transport):
-    from randori.agents.models.openai import proxy_for
-
-    for var in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "all_proxy",
-                "no_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    if transport == "direct":  # a unit of the direct client: once is enough
-        assert proxy_for(url) == proxy
 
 
 def test_the_direct_transport_does_not_import_the_sdk(transport):

@@ -173,7 +173,7 @@ def run(
     from randori.cli import plan as cli_plan
 
     results_dir = _results_dir(results)
-    get_executor(executor)  # a bad --executor is one line now, before any planning
+    first_executor = get_executor(executor)  # a bad --executor is one line now, before any planning
     _choice(agent_network, NETWORKS, "--agent-network")
     for path in agent_bind:
         if not os.path.exists(path.removesuffix(":rw")):
@@ -215,7 +215,6 @@ def run(
     # Several servers of one model: the case key names the model, never a server, so results do
     # not depend on which server answered and a run with more servers resumes one with fewer.
     options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
-    first_executor = get_executor(executor)
     if not dry_run:  # worker processes start now and load the suites while this process plans
         from randori.suites import suite_names
 

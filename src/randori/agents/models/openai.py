@@ -105,11 +105,15 @@ def parse_tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
 
 
 def openai_usage(u: Any) -> Usage:
-    """Usage of one reply; prompt_tokens already counts the cached tokens among them."""
-    details = getattr(u, "prompt_tokens_details", None)
-    return Usage(model_calls=1, input_tokens=getattr(u, "prompt_tokens", 0) or 0,
-                 output_tokens=getattr(u, "completion_tokens", 0) or 0,
-                 cached_input_tokens=getattr(details, "cached_tokens", 0) or 0)
+    """Usage of one reply, from the SDK's object or the reply's JSON; prompt_tokens already counts the
+    cached tokens among them."""
+    def field(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    details = field(u, "prompt_tokens_details")
+    return Usage(model_calls=1, input_tokens=field(u, "prompt_tokens") or 0,
+                 output_tokens=field(u, "completion_tokens") or 0,
+                 cached_input_tokens=field(details, "cached_tokens") or 0)
 
 
 def request_params(settings: ModelSettings, *, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
@@ -159,12 +163,16 @@ def _dropped(e: BaseException) -> bool:
 
 
 def _error_text(e: Any) -> str:
-    body = getattr(e, "body", None)
+    return error_body_text(getattr(e, "body", None)) or str(getattr(e, "message", e))
+
+
+def error_body_text(body: Any) -> str | None:
+    """What an error reply's JSON says: its `error`'s code and message (None if it is not that shape)."""
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
             return " ".join(str(err.get(k, "")) for k in ("code", "message")).strip()
-    return str(getattr(e, "message", e))
+    return None
 
 
 TRANSPORT_ENV = "RANDORI_OPENAI_TRANSPORT"
@@ -282,14 +290,10 @@ def _ssl_context() -> Any:
 def body_error_text(raw: bytes) -> str:
     """What an error reply says: its `error`'s code and message when it is OpenAI's JSON shape."""
     try:
-        body = json.loads(raw)
+        text = error_body_text(json.loads(raw))
     except ValueError:
-        return raw.decode("utf-8", "replace")
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            return " ".join(str(err.get(k, "")) for k in ("code", "message")).strip()
-    return raw.decode("utf-8", "replace")
+        text = None
+    return raw.decode("utf-8", "replace") if text is None else text
 
 
 def parse_completion(name: str, raw: bytes, headers: Any) -> Completion:
@@ -305,11 +309,7 @@ def parse_completion(name: str, raw: bytes, headers: Any) -> Completion:
             raise ValueError("the message's content is not text")
         calls = [parse_tool_call(str(c["id"]), c["function"].get("name") or "", c["function"].get("arguments"))
                  for c in msg.get("tool_calls") or [] if c.get("type", "function") == "function"]
-        u = data.get("usage") or {}
-        details = u.get("prompt_tokens_details") or {}
-        usage = Usage(model_calls=1, input_tokens=u.get("prompt_tokens") or 0,
-                      output_tokens=u.get("completion_tokens") or 0,
-                      cached_input_tokens=details.get("cached_tokens") or 0)
+        usage = openai_usage(data.get("usage") or {})
         finish = FINISH.get(choice.get("finish_reason") or "stop", "other")
         return Completion(Message.assistant(content, calls, usage=usage), finish, headers)
     except ModelError:

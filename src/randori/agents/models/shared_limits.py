@@ -39,17 +39,15 @@ class Coordinator:
 
     def __init__(self, notify: Callable[[str, tuple[Any, ...]], None] | None = None) -> None:
         self.windows: dict[Key, Window] = {}
-        self.grants: dict[tuple[str, int], tuple[Window, Grant]] = {}
+        self.grants: dict[tuple[str, int], tuple[Key, Grant]] = {}
         self.waiting: dict[tuple[str, int], asyncio.Task[Any]] = {}
         self.notify = notify
         self.kept: Counter[tuple[str, Key]] = Counter()  # places kept by a worker between its requests
         self.revoked: set[tuple[str, Key]] = set()  # asked back, not kept again since
-        self.keys: dict[int, Key] = {}  # each window's key, by id(window)
 
     def window(self, key: Key, ceiling: int) -> Window:
         if key not in self.windows:
             self.windows[key] = Window(ceiling, key[2])
-            self.keys[id(self.windows[key])] = key
         return self.windows[key]
 
     async def enter(self, owner: str, number: int, key: Key, ceiling: int, model: str | None,
@@ -66,7 +64,7 @@ class Coordinator:
             grant = await task
         finally:
             self.waiting.pop((owner, number), None)
-        self.grants[(owner, number)] = (window, grant)
+        self.grants[(owner, number)] = (key, grant)
         return window.limit, window.rate_limited, window.paced(), self.may_keep(window)
 
     def may_keep(self, window: Window) -> bool:
@@ -81,8 +79,8 @@ class Coordinator:
         held = self.grants.pop((owner, number), None)
         if held is None:
             return
-        window, grant = held
-        key = self.keys[id(window)]
+        key, grant = held
+        window = self.windows[key]
         if keep and outcome == "ok":
             window.settle(grant.sent_at, outcome, retry_after)
             self.kept[(owner, key)] += 1

@@ -77,6 +77,8 @@ class Processes(Executor):
         self.coordinator = Coordinator(notify=self._notify)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.seen: set[int] = set()  # workers that connected
+        self.hints: list[str] = []  # suites the workers load before their setup
+        self.env: dict[str, str] = {}  # sealed secrets, for the workers' environment
         self.why = ""  # why the last worker was lost
 
     def warm(self, suites: Sequence[str] = ()) -> None:
@@ -112,8 +114,7 @@ class Processes(Executor):
         # A fresh interpreter running this module (as multiprocessing's spawn does, without its
         # re-import of the caller's __main__, which a script with no main guard would run again).
         cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path, *self.hints]
-        env = {**os.environ, **getattr(self, "env", {})}
-        self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
+        self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **self.env}))
 
     def discard(self) -> None:
         if self.procs and not hasattr(self, "server"):
@@ -236,9 +237,7 @@ class Processes(Executor):
     async def close(self) -> None:
         self.closing = True
         if not hasattr(self, "server"):  # start failed before serving: stop any worker warmed
-            if self.procs:
-                self._abandon()
-                atexit.unregister(self._abandon)
+            self.discard()
             return
         self.watch.cancel()
         for conn in list(self.conns.values()):
