@@ -18,10 +18,19 @@ import time
 from pathlib import Path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """`n` different free ports: each stays bound until all are chosen (a port closed at once may be
+    handed out again by the next bind, and Ray refuses a port given to two of its components)."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
 
 
 def auth_env() -> dict[str, str]:
@@ -38,14 +47,13 @@ class RayCluster:
         self.env = env
 
     def __enter__(self) -> RayCluster:
-        port = free_port()
+        port, objects, nodes, agent, agent_grpc, runtime_env, metrics = free_ports(7)
         ray = str(Path(sys.executable).with_name("ray"))
         args = [ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
                 "--num-cpus", str(self.cpus), "--include-dashboard", "false", "--disable-usage-stats",
-                "--temp-dir", self.temp, "--object-manager-port", str(free_port()),
-                "--node-manager-port", str(free_port()),
-                "--dashboard-agent-listen-port", str(free_port()), "--dashboard-agent-grpc-port", str(free_port()),
-                "--runtime-env-agent-port", str(free_port()), "--metrics-export-port", str(free_port())]
+                "--temp-dir", self.temp, "--object-manager-port", str(objects), "--node-manager-port", str(nodes),
+                "--dashboard-agent-listen-port", str(agent), "--dashboard-agent-grpc-port", str(agent_grpc),
+                "--runtime-env-agent-port", str(runtime_env), "--metrics-export-port", str(metrics)]
         env = {**os.environ, **self.env}
         self.log = open(os.path.join(self.temp, "start.log"), "wb")  # noqa: SIM115 (closed in __exit__)
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
