@@ -45,6 +45,26 @@ def test_openai_and_anthropic_headers_are_read():
     assert set(anthropic) == {"input-tokens"} and anthropic["input-tokens"].reset_s == pytest.approx(30, abs=0.01)
 
 
+def test_a_window_starts_at_the_providers_own_concurrency_under_a_higher_ceiling():
+    """The first window is what randori sends such a server at once when told nothing (`randori
+    models`): a ceiling raised above it is reached by doubling from there, not from 4."""
+    async def first(name, **options):
+        model = get_model(name, ModelSettings(), api_key="sk-test-start-0000000", base_url="http://127.0.0.1:9/v1",
+                          **options)
+        window = model._window(model.servers[0])
+        await model.aclose()
+        return window.limit, window.ceiling
+
+    assert asyncio.run(first("openai/m", concurrency=128)) == (16, 128)
+    assert asyncio.run(first("vllm/m", concurrency=256)) == (32, 256)
+    assert asyncio.run(first("ollama/m", concurrency=64)) == (2, 64)
+    assert asyncio.run(first("openai/m", concurrency=8)) == (8, 8)  # a ceiling below it: the ceiling
+    assert asyncio.run(first("openai/m")) == (16, 16)  # the default ceiling is that number itself
+    assert asyncio.run(first("openai/m", concurrency=128, adaptive=False)) == (128, 128)
+    assert Window(64).limit == SLOW_START  # a server whose provider names no concurrency of its own
+    assert Window(64, start=0).limit == 1 and Window(64, adaptive=False, start=16).limit == 64
+
+
 def test_window_slow_start_then_halves_once_per_round_and_grows_back_additively():
     async def go():
         w = Window(ceiling=64)
@@ -128,7 +148,9 @@ def run_against(urls, *, adaptive=True, ceiling=64, repeats=1):
 
 def test_a_run_far_above_the_limit_adapts_and_makes_no_error_cases(tmp_path):
     policy = ground_truth_policy(["banking"])
-    with RateLimitedOpenAIServer(policy, rpm=1200, tpm=10_000_000, window=0.5, latency=0.05) as server:
+    # A burst of one second of the limit (20 requests): OpenAI enforces its per-minute limits over
+    # periods as short as a second. The first window (OpenAI's 16) fits in it; what follows is paced.
+    with RateLimitedOpenAIServer(policy, rpm=1200, tpm=10_000_000, window=1.0, latency=0.05) as server:
         model, cases, go = run_against([server.base_url], repeats=2)
         with Store(tmp_path / "a") as store:
             asyncio.run(go(store))
@@ -138,7 +160,7 @@ def test_a_run_far_above_the_limit_adapts_and_makes_no_error_cases(tmp_path):
     assert server.rejected <= 5  # paced by the headers, not by 429s
     assert server.throughput()["rpm"] > 0.8 * 1200
     assert status.startswith("concurrency ") and "/64" in status and "paced" in status
-    with RateLimitedOpenAIServer(policy, rpm=1200, tpm=10_000_000, window=0.5, latency=0.05) as fixed:
+    with RateLimitedOpenAIServer(policy, rpm=1200, tpm=10_000_000, window=1.0, latency=0.05) as fixed:
         _, _, go = run_against([fixed.base_url], adaptive=False, repeats=2)
         with Store(tmp_path / "f") as store:
             asyncio.run(go(store))

@@ -189,3 +189,24 @@ def test_requests_on_kept_places_still_grow_an_adaptive_window():
         assert a.free == 0 and c.windows[key].in_flight == 0 and not +c.kept
 
     asyncio.run(go())
+
+
+def test_a_shared_window_starts_where_the_workers_model_says_and_doubles_from_there():
+    """The coordinator makes the window at a worker's first request: with the start the worker's
+    model gives (its provider's own concurrency), not SLOW_START."""
+    key = ("openai", "http://x/v1", True)
+
+    async def go():
+        c = Coordinator()
+        window = SharedWindow(Direct(c), key, 128, 16)
+        grants = [await window.enter(None, 0) for _ in range(16)]
+        assert c.windows[key].limit == 16 and window.size == 16
+        late = asyncio.create_task(window.enter(None, 0))
+        await asyncio.sleep(0.01)
+        assert not late.done()  # the 17th waits for the first round
+        for g in grants:
+            window.leave(g, "ok")
+        window.leave(await asyncio.wait_for(late, 1), "ok")
+        assert c.windows[key].limit == 33  # slow start: one more per success
+
+    asyncio.run(go())

@@ -1,10 +1,13 @@
 """How many requests one server gets at once, and when: adaptive concurrency (AIMD) under a ceiling,
 pacing by the rate-limit headers a provider sends, and a pause when it asks for one (Retry-After).
 
-The window of requests in flight starts small and doubles per round of successes until the first
-rate limit or overload (slow start), then grows by one per window of successes and halves on each
-rate limit or overload (at most once per round: the requests already in flight when it was cut
-were sent under the old window). Where a provider sends its limits (OpenAI-style
+The window of requests in flight starts at the provider's own default concurrency (what randori
+sends a server of that kind at once when told nothing: 16 for OpenAI, 8 for Anthropic and Google,
+2 for Ollama, 32 for vLLM; 4 where the provider names none), or the ceiling if that is lower. It
+doubles per round of successes until the first rate limit or overload (slow start), then grows by
+one per window of successes and halves on each rate limit or overload (at most once per round: the
+requests already in flight when it was cut were sent under the old window). Where a provider sends
+its limits (OpenAI-style
 `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, Anthropic's
 `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`), each
 dimension is paced as a token bucket: its size is the limit, its refill rate follows from how far
@@ -31,7 +34,7 @@ _ANTHROPIC = re.compile(r"anthropic-ratelimit-(requests|tokens|input-tokens|outp
 _OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-SLOW_START = 4  # the first window, before anything is known about the server
+SLOW_START = 4  # the first window of a server whose provider names no default concurrency
 # Token counts are estimated from the characters sent (the ratio learned from replies), and a
 # request's content varies: paced token costs are raised by this share, and a bucket keeps this
 # share of its size in reserve, so that an estimate a little short does not run into a 429.
@@ -206,12 +209,13 @@ class Grant:
 
 class Window:
     """Requests in flight at one server: an AIMD window under `ceiling`, and a pause when the server
-    asks for one. `adaptive=False` is a fixed limit of `ceiling` (randori before issue 17)."""
+    asks for one. `adaptive=False` is a fixed limit of `ceiling` (randori before issue 17). An
+    adaptive window starts at `start` (the provider's default concurrency), or `ceiling` if lower."""
 
-    def __init__(self, ceiling: int, adaptive: bool = True):
+    def __init__(self, ceiling: int, adaptive: bool = True, start: int = SLOW_START):
         self.ceiling = ceiling
         self.adaptive = adaptive
-        self.size = float(min(ceiling, SLOW_START) if adaptive else ceiling)
+        self.size = float(min(ceiling, max(1, start)) if adaptive else ceiling)
         self.threshold = float(ceiling)  # slow start until the first cut
         self.in_flight = 0
         self.cut_at = 0.0
@@ -318,24 +322,24 @@ _WINDOWS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
     weakref.WeakKeyDictionary())
 
 
-def server_window(provider: str, server: str, ceiling: int, adaptive: bool) -> Window:
+def server_window(provider: str, server: str, ceiling: int, adaptive: bool, start: int = SLOW_START) -> Window:
     loop = asyncio.get_running_loop()
     per_loop = _WINDOWS.setdefault(loop, {})
     key = (provider, server, adaptive)
     if key not in per_loop:
         shared = _SHARED.get(loop)
-        per_loop[key] = shared(key, ceiling) if shared is not None else Window(ceiling, adaptive)
+        per_loop[key] = shared(key, ceiling, start) if shared is not None else Window(ceiling, adaptive, start)
     return per_loop[key]
 
 
 # A worker process of a run on several processes or machines: its windows are views of the ones a
 # coordinator keeps for every worker (randori.agents.models.shared_limits), so N workers hold one
 # provider's limit as one process does.
-_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Callable[[tuple[str, str, bool], int], Window]] = (
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Callable[[tuple[str, str, bool], int, int], Window]] = (
     weakref.WeakKeyDictionary())
 
 
-def share_windows(make: Callable[[tuple[str, str, bool], int], Window] | None) -> None:
+def share_windows(make: Callable[[tuple[str, str, bool], int, int], Window] | None) -> None:
     """From now on, windows made in the running loop come from `make` (None: local ones again)."""
     loop = asyncio.get_running_loop()
     _WINDOWS.pop(loop, None)

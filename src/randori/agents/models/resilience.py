@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from randori.agents.models.base import CaseContext, ChatModel, Completion, ModelSettings
-from randori.agents.models.limits import Window, rate_limits, server_window
+from randori.agents.models.limits import SLOW_START, Window, rate_limits, server_window
 from randori.errors import AuthError, FatalModelError, ModelError, clip
 from randori.tools.function import Tool
 from randori.vocabulary import Message, ToolCall, Usage
@@ -352,8 +352,10 @@ class ResilientModel(ChatModel):
             return None
         window = self._windows.get(server.url)
         if window is None:
+            # An adaptive window starts at the provider's own default concurrency (SLOW_START if it has none).
+            start = self.inner.max_concurrency or SLOW_START
             window = self._windows[server.url] = server_window(self.provider, server.url, self.concurrency,
-                                                               self.adaptive)
+                                                               self.adaptive, start)
         return window
 
     async def _pick(self) -> Server:

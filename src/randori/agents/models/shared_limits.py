@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from randori.agents.models.limits import Grant, Limit, Window
+from randori.agents.models.limits import SLOW_START, Grant, Limit, Window
 
 Key = tuple[str, str, bool]  # provider, server, adaptive
 
@@ -45,17 +45,18 @@ class Coordinator:
         self.kept: Counter[tuple[str, Key]] = Counter()  # places kept by a worker between its requests
         self.revoked: set[tuple[str, Key]] = set()  # asked back, not kept again since
 
-    def window(self, key: Key, ceiling: int) -> Window:
+    def window(self, key: Key, ceiling: int, start: int = SLOW_START) -> Window:
         if key not in self.windows:
-            self.windows[key] = Window(ceiling, key[2])
+            self.windows[key] = Window(ceiling, key[2], start)
         return self.windows[key]
 
     async def enter(self, owner: str, number: int, key: Key, ceiling: int, model: str | None,
-                    tokens: float) -> tuple[int, int, bool, bool]:
+                    tokens: float, start: int = SLOW_START) -> tuple[int, int, bool, bool]:
         """Wait for a place (and the pacer) for request `number` of `owner`; returns the window's
         limit, the rate limits it met and whether it is paced (the worker's progress line and its
-        load balancing between servers read them), and whether the worker may keep its places."""
-        window = self.window(key, ceiling)
+        load balancing between servers read them), and whether the worker may keep its places.
+        `ceiling` and `start` make the window if this is its first request."""
+        window = self.window(key, ceiling, start)
         if window.would_wait():
             self.reclaim(key)
         task = asyncio.ensure_future(window.enter(model, tokens))
@@ -170,8 +171,9 @@ class SharedWindow(Window):
     """A worker's view of a window the coordinator keeps: `enter` and `leave` go to it, but for the
     places this worker keeps between its requests (see the module's text)."""
 
-    def __init__(self, channel: Channel, key: Key, ceiling: int):
-        super().__init__(ceiling, key[2])
+    def __init__(self, channel: Channel, key: Key, ceiling: int, start: int = SLOW_START):
+        super().__init__(ceiling, key[2], start)
+        self.start = start
         self.channel = channel
         self.key = key
         self.shared_paced = False
@@ -187,7 +189,7 @@ class SharedWindow(Window):
         number = next(_numbers)
         try:
             self.size, self.rate_limited, self.shared_paced, self.may_keep = await self.channel.ask(
-                "enter", self.channel.owner, number, self.key, self.ceiling, model, tokens)
+                "enter", self.channel.owner, number, self.key, self.ceiling, model, tokens, self.start)
         except BaseException:
             self.in_flight -= 1
             self.channel.tell("abandon", self.channel.owner, number)
@@ -227,4 +229,4 @@ def use_channel(channel: Channel) -> None:
     """Every window made from now on in the running loop is shared through `channel`."""
     from randori.agents.models.limits import share_windows
 
-    share_windows(lambda key, ceiling: SharedWindow(channel, key, ceiling))
+    share_windows(lambda key, ceiling, start: SharedWindow(channel, key, ceiling, start))
