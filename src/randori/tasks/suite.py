@@ -183,24 +183,32 @@ class TaskSuite(Generic[E]):
         return [run_tool(self.tool_map, env, c, watch=watch) for c in calls]
 
     @functools.cached_property
-    def _reach(self) -> dict[str, tuple[str, ...]]:
+    def _replayed(self) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+        """Each user task's reference solution replayed on canaries: the vectors it shows the model,
+        and how many tool calls it makes."""
         canaries = {vid: canary(vid) for vid in self.vectors}
-        out: dict[str, tuple[str, ...]] = {}
+        reach: dict[str, tuple[str, ...]] = {}
+        calls: dict[str, int] = {}
         for tid, task in self.user_tasks.items():
             env = self.load_env(canaries)
-            results = self.replay(env, task.ground_truth(env), watch=canaries)
-            out[tid] = tuple(sorted({v for r in results for v in r.vectors_seen}))
-        return out
+            solution = task.ground_truth(env)
+            results = self.replay(env, solution, watch=canaries)
+            reach[tid] = tuple(sorted({v for r in results for v in r.vectors_seen}))
+            calls[tid] = len(solution)
+        return reach, calls
 
     @functools.cached_property
     def _lengths(self) -> dict[tuple[str, str], int]:
-        out: dict[tuple[str, str], int] = {}
-        for kind, table in (("user", self.user_tasks), ("injection", self.injection_tasks)):
-            for tid, task in table.items():
-                try:
-                    out[(kind, tid)] = len(task.ground_truth(self.load_env()))
-                except Exception:  # a task without a reference solution: nothing is known of its length
-                    out[(kind, tid)] = 0
+        # The user tasks' come from the replay that finds their vectors (a run plans with it anyway).
+        try:
+            out: dict[tuple[str, str], int] = {("user", tid): n for tid, n in self._replayed[1].items()}
+        except Exception:  # a reference solution that fails: reachable_vectors says so where it matters
+            out = {}
+        for tid, task in self.injection_tasks.items():
+            try:
+                out[("injection", tid)] = len(task.ground_truth(self.load_env()))
+            except Exception:  # a task without a reference solution: nothing is known of its length
+                out[("injection", tid)] = 0
         return out
 
     def ground_truth_calls(self, kind: str, task_id: str | None) -> int:
@@ -210,7 +218,7 @@ class TaskSuite(Generic[E]):
 
     def reachable_vectors(self, user_task_id: str) -> tuple[str, ...]:
         """Vectors whose text the user task's ground truth shows to the model (canary replay)."""
-        return self._reach[user_task_id]
+        return self._replayed[0][user_task_id]
 
     def get_user_task(self, tid: str) -> UserTask:
         try:
