@@ -218,7 +218,7 @@ def run(
     if not dry_run:  # worker processes start now and load the suites while this process plans
         from randori.suites import suite_names
 
-        first_executor.warm(list(dict.fromkeys(suite)) or suite_names())
+        first_executor.warm(list(dict.fromkeys(suite)) or suite_names(), [m for m in model_names if m])
     chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
                              adaptive=adaptive, **options, **(_placeholder_key(name) if dry_run else {}))
                    if name else None for name in model_names]

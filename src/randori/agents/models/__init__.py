@@ -139,6 +139,18 @@ def get_model(name: str, settings: ModelSettings | None = None, *, timeout: floa
     return wrapped
 
 
+def preload(name: str) -> None:
+    """Import what the model `name` (provider/model) needs for its first request, without making it
+    (`ChatModel.preload`): a worker process does this while the driver plans. Quietly nothing for
+    a name that cannot be a model: making it later says why."""
+    provider = name.partition("/")[0]
+    try:
+        if provider in _provider_table() and not missing_modules(provider):
+            REGISTRY.load(provider).preload()
+    except Exception:  # noqa: S110  (get_model reports the same fault, in its own words)
+        pass
+
+
 def _env_float(var: str, default: float) -> float:
     raw = os.environ.get(var)
     if not raw:

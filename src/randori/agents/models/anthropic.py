@@ -88,6 +88,10 @@ class AnthropicModel(ProviderModel):
     api_key_env = "ANTHROPIC_API_KEY"
     max_concurrency = 8
 
+    @classmethod
+    def preload(cls) -> None:
+        import anthropic  # noqa: F401
+
     def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
                  api_key: str | None = None, timeout: float | None = 120.0, prompt_cache: bool | None = None,
                  **_: Any):

@@ -97,6 +97,13 @@ class ChatModel(ABC):
         """A model instance for one case; real providers are stateless and return themselves."""
         return self
 
+    @classmethod
+    def preload(cls) -> None:
+        """Import now what making this provider's model or sending its first request would import
+        later (an SDK, an HTTP client): a worker process does it while the driver plans, so that
+        the first request of a run does not wait for it. Optional; errors are left to the model."""
+        return None
+
     @abstractmethod
     async def complete(self, messages: list[Message], tools: list[Tool],
                        settings: ModelSettings | None = None) -> Message:

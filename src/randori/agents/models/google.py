@@ -33,6 +33,10 @@ class GoogleModel(ProviderModel):
     provider = "google"
     max_concurrency = 8
 
+    @classmethod
+    def preload(cls) -> None:
+        from google import genai  # noqa: F401
+
     def __init__(self, model: str, settings: ModelSettings, *, base_url: str | None = None,
                  api_key: str | None = None, timeout: float | None = 120.0, vertex: bool | None = None, **_: Any):
         super().__init__(model, settings)

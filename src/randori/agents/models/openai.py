@@ -357,6 +357,13 @@ class OpenAIModel(ProviderModel):
         self.max_tokens_field = "max_completion_tokens" if base_url is None else "max_tokens"
         self.wire = WireCache()
 
+    @classmethod
+    def preload(cls) -> None:
+        if transport_choice() == "direct":
+            import aiohttp  # noqa: F401  (DirectClient imports it at the first request)
+        else:
+            import openai  # noqa: F401
+
     async def generate(self, messages: list[Message], tools: list[Tool],
                        settings: ModelSettings | None = None) -> Completion:
         s = settings or self.settings

@@ -67,10 +67,11 @@ class Sink(ABC):
 class Executor(ABC):
     name = "executor"
 
-    def warm(self, suites: Sequence[str] = ()) -> None:
+    def warm(self, suites: Sequence[str] = (), models: Sequence[str] = ()) -> None:
         """Start what takes long to start (workers) now, before the run is planned; `suites` names the
-        suites the run will likely need, for the workers to load meanwhile. Optional: `start` does it
-        otherwise. An executor warmed and never started leaves nothing behind when this process exits."""
+        suites the run will likely need, and `models` its models (provider/model), for the workers to
+        load them and their providers' libraries meanwhile. Optional: `start` does it otherwise. An
+        executor warmed and never started leaves nothing behind when this process exits."""
         return None
 
     def discard(self) -> None:

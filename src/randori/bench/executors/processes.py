@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextlib
 import itertools
 import os
@@ -22,8 +23,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,8 +69,9 @@ class _Conn:
 class Processes(Executor):
     name = "processes"
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, start_method: str | None = None):
         self.workers = workers or os.cpu_count() or 1
+        self.start_method = start_method  # "fork", "spawn" or None: fork where `can_fork` says it is safe
         self.conns: dict[int, _Conn] = {}
         self.procs: list[Any] = []
         self.restarts = 0
@@ -78,16 +81,20 @@ class Processes(Executor):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.seen: set[int] = set()  # workers that connected
         self.hints: list[str] = []  # suites the workers load before their setup
+        self.model_hints: list[str] = []  # models whose providers they import meanwhile
         self.env: dict[str, str] = {}  # sealed secrets, for the workers' environment
         self.why = ""  # why the last worker was lost
 
-    def warm(self, suites: Sequence[str] = ()) -> None:
+    def warm(self, suites: Sequence[str] = (), models: Sequence[str] = ()) -> None:
         """The workers start now, on a socket that is listening but not yet served: they import
-        randori and load `suites` while the driver plans (a worker's start-up, about 0.7 s of CPU,
-        then overlaps the driver's instead of following it), then wait for their setup."""
+        randori, load `suites` and import the providers of `models` (an HTTP client, an SDK) while
+        the driver plans (a worker's start-up, about 0.4 s of CPU, then overlaps the driver's
+        instead of following it, and its first request does not wait for an import), then wait for
+        their setup."""
         if self.procs:
             return
         self.hints = list(suites)
+        self.model_hints = list(models)
         self.dir = tempfile.mkdtemp(prefix="randori-workers-")  # mode 0700: only this user connects
         self.path = os.path.join(self.dir, "driver.sock")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -106,15 +113,41 @@ class Processes(Executor):
         if self.env and self.procs:  # sealed secrets reach workers through their environment only
             self._abandon()
             self.procs, self.restarts = [], 0
-        self.warm(list(run.suites))
+        self.warm(list(run.suites), [run.model.name] if run.model is not None else [])
         self.server = await asyncio.start_unix_server(self._serve, sock=self.listener)
         self.watch = asyncio.create_task(self._watch())
 
     def _spawn(self) -> None:
+        if self.start_method == "fork" or (self.start_method is None and can_fork()):
+            self.procs.append(self._fork())
+            return
         # A fresh interpreter running this module (as multiprocessing's spawn does, without its
         # re-import of the caller's __main__, which a script with no main guard would run again).
-        cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path, *self.hints]
+        cmd = [sys.executable, "-m", "randori.bench.executors.processes", self.path, *self.hints,
+               *(a for m in self.model_hints for a in ("--model", m))]
         self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **self.env}))
+
+    def _fork(self) -> Forked:
+        """A worker forked from this process (see `can_fork`): it starts with randori imported."""
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            with contextlib.suppress(Exception):
+                stream.flush()
+        pid = os.fork()
+        if pid:
+            return Forked(pid)
+        try:  # the worker: it never returns into the code that forked it
+            atexit._clear()  # the driver's exit handlers are the driver's
+            self.listener.close()
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            os.environ.update(self.env)
+            worker_main(self.path, self.hints, self.model_hints)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                traceback.print_exc()
+        finally:
+            os._exit(1)
 
     def discard(self) -> None:
         if self.procs and not hasattr(self, "server"):
@@ -268,6 +301,51 @@ class Processes(Executor):
         return list(self.conns)
 
 
+def can_fork() -> bool:
+    """Whether a worker may be forked from this process: on Linux, before anything a child must not
+    inherit exists (another thread, whose locks it could inherit held; a running event loop). That is
+    when the CLI warms its pool: the child then starts with randori imported instead of importing it
+    again (0.15 s of CPU per worker, on the cores the driver plans on). Later workers (one replacing
+    a dead worker) and other platforms get a fresh interpreter, as multiprocessing's spawn does."""
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return False
+    return asyncio.events._get_running_loop() is None
+
+
+class Forked:
+    """A forked worker, with what the pool uses of a `subprocess.Popen`."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: it is gone, how it ended is not known
+                self.returncode = -1
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            time.sleep(0.005)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
 class _SocketChannel:
     """The shared rate limit's questions, over the worker's connection to the driver (which can also
     ask this worker for its kept places back: it may keep them)."""
@@ -299,10 +377,10 @@ class _SocketChannel:
             fut.set_result(value)
 
 
-def worker_main(path: str, suites: Sequence[str] = ()) -> None:
+def worker_main(path: str, suites: Sequence[str] = (), models: Sequence[str] = ()) -> None:
     """A worker process: Ctrl-C goes to the whole process group, and the driver decides what stops."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _preload(suites)
+    _preload(suites, models)
     asyncio.run(_work(path))
     # Its cases, agents and model are closed and its rows sent. The exit handlers still run (the
     # sandbox's and external agents' cleanup), but not the interpreter's teardown of every module and
@@ -313,15 +391,48 @@ def worker_main(path: str, suites: Sequence[str] = ()) -> None:
     os._exit(0)
 
 
-def _preload(suites: Sequence[str]) -> None:
-    """What every worker needs, loaded while the driver plans: the case runner and the suites the
-    run names (a suite that cannot load is left for the setup to report)."""
+def _preload(suites: Sequence[str], models: Sequence[str] = ()) -> None:
+    """What every worker needs, loaded while the driver plans: the case runner, the suites the run
+    names and what its models' providers import (a suite or provider that cannot load is left for
+    the setup to report)."""
     import randori.bench.executors.worker  # noqa: F401
+    from randori.agents.models import preload
     from randori.suites import ready_suite
 
     for name in suites:
         with contextlib.suppress(Exception):
             ready_suite(name, reach=False)
+    for name in models:
+        preload(name)
+
+
+class Starter:
+    """Starts the cases of the batches a worker receives, one per turn of its event loop. A case runs
+    its agent's set-up (about 1 ms) before its first request; started all at once, the cases of a
+    run's first batches (a worker's whole share of the concurrency) kept the replies and the
+    coordinator's answers that had arrived meanwhile waiting for all of them: the run's first
+    request left 60 ms later."""
+
+    def __init__(self, run: Callable[[int, Case], Coroutine[Any, Any, None]]):
+        self.run = run
+        self.pending: collections.deque[tuple[int, Case]] = collections.deque()
+        self.more = asyncio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()  # the cases started and not finished
+
+    def add(self, number: int, cases: Sequence[Case]) -> None:
+        """Batch `number` arrived: its cases start in turn."""
+        self.pending.extend((number, case) for case in cases)
+        self.more.set()
+
+    async def serve(self) -> None:
+        while True:
+            await self.more.wait()
+            self.more.clear()
+            while self.pending:
+                task = asyncio.create_task(self.run(*self.pending.popleft()))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                await asyncio.sleep(0)  # what arrived meanwhile is read before the next case starts
 
 
 async def _work(path: str) -> None:
@@ -343,8 +454,6 @@ async def _work(path: str) -> None:
     except Exception as e:
         await send(writer, ("setup", setup_message(e)))
         return
-    tasks: set[asyncio.Task[None]] = set()
-
     async def one(number: int, case: Case) -> None:
         try:
             put(writer, ("row", number, await worker.run(case)))
@@ -357,6 +466,8 @@ async def _work(path: str) -> None:
         except BaseException:
             put(writer, ("crash", traceback.format_exc(limit=8)))
 
+    starter = Starter(one)
+    starting = asyncio.create_task(starter.serve())
     try:
         while True:
             try:
@@ -364,10 +475,7 @@ async def _work(path: str) -> None:
             except (asyncio.IncompleteReadError, ConnectionError):
                 break
             if message[0] == "batch":
-                for case in message[2]:
-                    task = asyncio.create_task(one(message[1], case))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
+                starter.add(message[1], message[2])
             elif message[0] == "answer":
                 channel.answer(message[1], message[2])
             elif message[0] == "revoke":
@@ -376,12 +484,25 @@ async def _work(path: str) -> None:
             elif message[0] == "stop":
                 break
     finally:
-        for task in list(tasks):
+        starting.cancel()
+        for task in list(starter.tasks):
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(starting, *starter.tasks, return_exceptions=True)
         await worker.close()
         writer.close()
 
 
+def _argv(args: Sequence[str]) -> tuple[str, list[str], list[str]]:
+    """A worker's command line: the driver's socket, the suites, then `--model NAME` for each model."""
+    suites, models = [], []
+    rest = iter(args[1:])
+    for a in rest:
+        if a == "--model":
+            models.append(next(rest, ""))
+        else:
+            suites.append(a)
+    return args[0], suites, models
+
+
 if __name__ == "__main__":
-    worker_main(sys.argv[1], sys.argv[2:])
+    worker_main(*_argv(sys.argv[1:]))
