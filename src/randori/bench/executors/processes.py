@@ -60,10 +60,7 @@ class _Conn:
     pid: int
     writer: asyncio.StreamWriter
     batches: dict[int, set[str]] = field(default_factory=dict)  # unfinished cases per batch
-
-    @property
-    def load(self) -> int:
-        return sum(len(b) for b in self.batches.values())
+    load: int = 0  # unfinished cases in all (asked for each case the driver hands out: kept, not summed)
 
 
 class Processes(Executor):
@@ -174,7 +171,8 @@ class Processes(Executor):
     def submit(self, batch: list[Case]) -> None:
         conn = min(self.conns.values(), key=lambda c: c.load)
         number = next(self.ids)
-        conn.batches[number] = {c.key for c in batch}
+        keys = conn.batches[number] = {c.key for c in batch}
+        conn.load += len(keys)
         put(conn.writer, ("batch", number, batch))
 
     def status(self) -> str:
@@ -236,8 +234,9 @@ class Processes(Executor):
         if kind == "row":
             _, number, result = message
             batch = conn.batches.get(number)
-            if batch is not None:
+            if batch is not None and result.key in batch:
                 batch.discard(result.key)
+                conn.load -= 1
                 if not batch:
                     del conn.batches[number]
             self.sink.row(result)
