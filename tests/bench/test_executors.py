@@ -258,14 +258,20 @@ def test_warmed_workers_of_a_run_that_never_starts_leave_nothing_behind(tmp_path
     assert r.returncode == 2 and "no user task user_task_999" in r.stderr and "Traceback" not in r.stderr
     assert not list(tmp.glob("randori-workers-*"))  # the socket's folder is gone
     # The CLI waited for each worker it stopped, so none can still be exiting now.
-    left = [d for d in Path("/proc").iterdir() if d.name.isdigit() and alive(int(d.name))
-            and str(tmp).encode() in _cmdline(d)]
-    assert not left  # no worker outlived the CLI (their command line names the socket under tmp)
+    assert not with_tmpdir(tmp)  # no worker outlived the CLI
 
 
-def _cmdline(d: Path) -> bytes:
+def with_tmpdir(tmp: Path) -> list[int]:
+    """Live processes started with TMPDIR=tmp: the CLI's own descendants (a forked worker shares the
+    driver's command line; its environment, like a spawned one's, is the driver's)."""
+    mark = f"TMPDIR={tmp}".encode()
+    return [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit() and alive(int(d.name))
+            and mark in _environ(d).split(b"\0")]
+
+
+def _environ(d: Path) -> bytes:
     try:
-        return (d / "cmdline").read_bytes()
+        return (d / "environ").read_bytes()
     except OSError:
         return b""
 

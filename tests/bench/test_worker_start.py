@@ -17,7 +17,8 @@ import time
 import pytest
 
 from randori.agents.models import ModelSettings, get_model
-from randori.bench.executors.processes import Forked, Processes, Starter, _argv, can_fork
+from randori.bench.executors.base import RunSpec, Sink
+from randori.bench.executors.processes import Forked, Processes, Starter, _argv, can_fork, send
 from randori.bench.runner import Selection, plan, run_cases
 from randori.bench.store import Store
 from randori.suites import ready_suite
@@ -158,3 +159,38 @@ def test_a_worker_loads_its_models_provider_while_the_driver_plans():
     env = {k: v for k, v in os.environ.items() if k != "RANDORI_OPENAI_TRANSPORT"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+class Quiet(Sink):
+    def row(self, result):
+        pass
+
+    def lost(self, keys, why):
+        pass
+
+    def fail(self, error):
+        raise AssertionError(error)
+
+    def poke(self):
+        pass
+
+
+def test_a_worker_that_connects_after_the_run_ended_is_let_go_at_once():
+    """A short run may end before a slow worker has even connected; the driver then waits for every
+    worker to leave. One that connects while the pool closes is disconnected at once: it used to be
+    set up and left waiting for cases until the pool killed it 10 s later."""
+    async def go() -> bytes:
+        pool = Processes(1)
+        model = get_model("scripted/gullible", ModelSettings())
+        await pool.start(RunSpec({"banking": ready_suite("banking")}, model), Quiet())
+        try:
+            pool.closing = True  # the run has ended; the pool waits for its workers to leave
+            reader, writer = await asyncio.open_unix_connection(pool.path)
+            await send(writer, ("hello", 1))
+            answer = await asyncio.wait_for(reader.read(), 30)  # a guard: it comes at once
+            writer.close()
+            return answer
+        finally:
+            await pool.close()
+
+    assert asyncio.run(go()) == b""  # closed without a setup

@@ -188,6 +188,9 @@ class Processes(Executor):
             return
         conn = _Conn(pid=hello[1], writer=writer)
         self.seen.add(conn.pid)
+        if self.closing:  # it connects after the run ended (a short run, a slow start): nothing to do
+            writer.close()  # it leaves at once, instead of waiting for a setup until it is killed
+            return
         put(writer, ("setup", self.setup))
         self.conns[conn.pid] = conn
         self.sink.poke()
@@ -308,7 +311,11 @@ def can_fork() -> bool:
     a dead worker) and other platforms get a fresh interpreter, as multiprocessing's spawn does."""
     if not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False
-    return asyncio.events._get_running_loop() is None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: the only way to ask without a private function
+        return True
+    return False
 
 
 class Forked:
@@ -453,6 +460,7 @@ async def _work(path: str) -> None:
     except Exception as e:
         await send(writer, ("setup", setup_message(e)))
         return
+
     async def one(number: int, case: Case) -> None:
         try:
             put(writer, ("row", number, await worker.run(case)))
