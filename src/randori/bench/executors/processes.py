@@ -133,6 +133,7 @@ class Processes(Executor):
         if pid:
             return Forked(pid)
         try:  # the worker: it never returns into the code that forked it
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # at once: Ctrl-C reaches the whole group
             atexit._clear()  # the driver's exit handlers are the driver's
             self.listener.close()
             null = os.open(os.devnull, os.O_RDONLY)
