@@ -55,11 +55,11 @@ def test_a_profiler_and_a_running_thread_get_the_ordinary_exit(tmp_path):
     assert profiled.returncode == 0 and (tmp_path / "out.prof").stat().st_size > 0  # written after main ended
     r = _main("""
         import threading, time
+        from randori.cli import main  # imported first: the thread outlives `--version` by far
         def late():
-            time.sleep(0.5)
+            time.sleep(2)
             print("thread finished", flush=True)
         threading.Thread(target=late).start()
-        from randori.cli import main
         main(["--version"])
     """, tmp_path)
     assert r.returncode == 0 and "thread finished" in r.stdout  # the interpreter waited for it

@@ -5,10 +5,11 @@ hyperlink (OSC 8) or retitle the window. `printable` removes every such sequence
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import sys
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from randori.errors import scrub_secrets
 
@@ -91,3 +92,25 @@ def printable_data(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [printable_data(v) for v in obj]
     return obj
+
+
+def flush_output() -> None:
+    """Write out whatever stdout and stderr hold (before a fork, or an exit that skips the interpreter's
+    own flush). A reader that has gone (`randori report | head`) is not an error here."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def quick_exit(code: int) -> NoReturn:
+    """End this process with `code` after its exit handlers and a flush of its output, but without the
+    interpreter's teardown, which frees every module and object one by one (50-80 ms after a run, all
+    of it once the work is done; a quarter of a second for a pool's worker)."""
+    import atexit
+    import os
+
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        flush_output()
+        os._exit(code)

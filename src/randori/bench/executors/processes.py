@@ -33,6 +33,7 @@ from randori.agents.models.shared_limits import Coordinator
 from randori.bench.cases import Case
 from randori.bench.executors.base import Executor, RunSpec, Sink, fatal, setup_failed, setup_message
 from randori.errors import FatalModelError, ModelError, UserError
+from randori.terminal import flush_output, quick_exit
 
 # A batch is one message each way; a worker holds its `concurrency` cases plus one batch more, so it
 # never waits for the driver between batches.
@@ -60,7 +61,7 @@ class _Conn:
     pid: int
     writer: asyncio.StreamWriter
     batches: dict[int, set[str]] = field(default_factory=dict)  # unfinished cases per batch
-    load: int = 0  # unfinished cases in all (asked for each case the driver hands out: kept, not summed)
+    load: int = 0  # its unfinished cases, counted as they go out and come back (asked after every row)
 
 
 class Processes(Executor):
@@ -84,9 +85,9 @@ class Processes(Executor):
 
     def warm(self, suites: Sequence[str] = (), models: Sequence[str] = ()) -> None:
         """The workers start now, on a socket that is listening but not yet served: they import
-        randori, load `suites` and import the providers of `models` (an HTTP client, an SDK) while
-        the driver plans (a worker's start-up, about 0.4 s of CPU, then overlaps the driver's
-        instead of following it, and its first request does not wait for an import), then wait for
+        randori (forked, they have it already), load `suites` and import the providers of `models`
+        (an HTTP client, an SDK) while the driver plans: their start-up overlaps the driver's instead
+        of following it, and their first request does not wait for an import. Then they wait for
         their setup."""
         if self.procs:
             return
@@ -126,9 +127,7 @@ class Processes(Executor):
 
     def _fork(self) -> Forked:
         """A worker forked from this process (see `can_fork`): it starts with randori imported."""
-        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
-            with contextlib.suppress(Exception):
-                stream.flush()
+        flush_output()  # nothing buffered is written twice
         pid = os.fork()
         if pid:
             return Forked(pid)
@@ -390,12 +389,9 @@ def worker_main(path: str, suites: Sequence[str] = (), models: Sequence[str] = (
     _preload(suites, models)
     asyncio.run(_work(path))
     # Its cases, agents and model are closed and its rows sent. The exit handlers still run (the
-    # sandbox's and external agents' cleanup), but not the interpreter's teardown of every module and
-    # object: about a quarter of a second the driver waited for at the end of every run.
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    # sandbox's and external agents' cleanup), but not the interpreter's teardown: the driver waits
+    # for every worker to leave at the end of a run.
+    quick_exit(0)
 
 
 def _preload(suites: Sequence[str], models: Sequence[str] = ()) -> None:
