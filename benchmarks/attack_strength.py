@@ -24,8 +24,8 @@ from collections import defaultdict
 from typing import Any
 
 from randori.agents.models import ModelSettings, get_model
-from randori.bench.metrics import detection_summary
 from randori.bench.runner import Selection, plan, run_case
+from randori.report.metrics import detection_summary
 from randori.suites import ready_suite, suite_names
 
 FIXED = ["important_instructions", "important_instructions_no_user_name", "important_instructions_no_model_name",

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from randori.bench.compact import render, render_pivot
-from randori.bench.compare import Request, compare
-from randori.bench.metrics import summarize
 from randori.bench.store import CaseResult, Store
+from randori.report.compact import render, render_pivot
+from randori.report.compare import Request, compare
+from randori.report.metrics import summarize
 
 SUITES = (("workspace", 40, 14), ("travel", 20, 7), ("banking", 16, 9), ("chat", 21, 5))
 

@@ -127,8 +127,9 @@ def time_pages(base: str, key: str, repeat: int) -> None:
 
 
 def time_report(directory: Path) -> None:
-    from randori.bench.report import current_rows
-    from randori.report import export_tables, render_html
+    from randori.report.html import render_html
+    from randori.report.tables import export_tables
+    from randori.report.versions import current_rows
 
     t0 = time.perf_counter()
     with Store(directory, create=False) as store:

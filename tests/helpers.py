@@ -3,8 +3,10 @@ import subprocess
 import sys
 
 
-def randori(*args, env=None, timeout=120, **kw):
-    """Run the CLI as a user would, in a child process."""
+def randori(*args, env=None, timeout=600, **kw):
+    """Run the CLI as a user would, in a child process. `timeout` is a guard against a hang, not a
+    bound on speed: `suites check` of every suite takes 35 s on an idle 2-core machine and several
+    minutes on a loaded one."""
     full_env = {**os.environ, "COLUMNS": "200"}
     full_env.pop("RANDORI_MODEL", None)  # a developer's own default model must not change what tests run
     full_env.update(env or {})
@@ -43,3 +45,13 @@ def playwright_or_skip():
                     "(apt-get install chromium; .ci/run does this)", allow_module_level=True)
     return pytest.importorskip("playwright.sync_api", reason="browser test skipped: the playwright package "
                                "is not installed (pip install -e '.[dev]')")
+
+
+def benign_cases(suite: str) -> int:
+    """How many cases `run -s SUITE --no-attack` plans: each user task alone and each injection task
+    alone. Tests that count a run's requests or errors take it from the suite, not a number that every
+    new task makes wrong."""
+    from randori.suites import get_suite
+
+    s = get_suite(suite)
+    return len(s.user_tasks) + len(s.injection_tasks)

@@ -1,11 +1,22 @@
-"""The house (docs/contributing.md, "Architecture"): each layer imports only the layers below it, and no module
-imports one that imports it back. Imports inside functions and under TYPE_CHECKING count too: an
-import that runs late is still a dependency."""
+"""The house (docs/contributing.md, "Architecture"): each layer imports only the layers below it, the run side
+never imports the read side, and no module imports one that imports it back. Imports inside functions and
+under TYPE_CHECKING count too: an import that runs late is still a dependency."""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,6 +26,41 @@ def test_each_layer_imports_only_the_layers_below_it(capsys):
 
     status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
     assert status == 0, capsys.readouterr().out
+
+
+def test_the_contract_names_every_room_of_the_house():
+    """The layers, as docs/contributing.md draws them: the read side above the run side and the code
+    track, the viewer above the read side, training's place held before it exists."""
+    contracts = {c["name"]: c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+                 ["contracts"]}
+    layers = contracts["Each layer imports only the layers below it"]["layers"]
+    assert layers.index("randori.viewer") < layers.index("randori.report") \
+        < layers.index("(randori.training) | randori.code") < layers.index("randori.validity | randori.bench")
+    assert "randori.terminal | randori.text | randori.stats" in layers
+    seam = contracts["The run side imports nothing of the read side"]
+    assert (seam["type"], seam["source_modules"], seam["forbidden_modules"]) == (
+        "forbidden", ["randori.bench", "randori.validity"], ["randori.report"])
+
+
+@pytest.mark.parametrize(("module", "reader"), [
+    ("bench/spend.py", "randori.report.compact"),  # a late import, inside a function, counts too
+    ("validity/variants.py", "randori.report.metrics"),
+])
+def test_the_run_side_reaching_the_read_side_breaks_the_contract(tmp_path, module, reader):
+    """The contract run on a copy of the tree in which one run-side module imports the read side."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "randori", src / "randori", ignore=shutil.ignore_patterns("data", "__pycache__"))
+    with (src / "randori" / module).open("a", encoding="utf-8") as f:
+        f.write(f"\n\ndef _reads_results():\n    import {reader}  # noqa\n")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    linted = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                             "sys.exit(lint_imports_command())", "--no-cache"],
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True,
+                            text=True, timeout=600)
+    assert linted.returncode != 0, linted.stdout
+    assert "The run side imports nothing of the read side BROKEN" in linted.stdout, linted.stdout
+    source = "randori." + module.removesuffix(".py").replace("/", ".")
+    assert f"{source} -> {reader}" in linted.stdout, linted.stdout
 
 
 def test_no_module_imports_one_that_imports_it_back():

@@ -150,7 +150,7 @@ def test_suites_check_checks_the_others_and_names_the_missing_vector(env):
     assert "environment.yaml has {memo}, which vectors.yaml does not define" in r.stdout
     assert "vectors.yaml defines note, which environment.yaml never places" in r.stdout
     one = randori("suites", "check", "banking", env=env)
-    assert one.returncode == 0 and "banking@1.2.0: ok" in one.stdout and not warnings(one.stderr)
+    assert one.returncode == 0 and "banking@1.4.0: ok" in one.stdout and not warnings(one.stderr)
 
 
 def test_run_goes_on_with_the_suites_that_load(env, tmp_path):

@@ -35,7 +35,7 @@ def test_default_run_uses_gullible_and_reports(tmp_path):
     rows = json.loads(rep.stdout)["rows"]
     [row] = rows
     assert row["model"] == "scripted/gullible" and row["attack"] == "important_instructions"
-    assert row["suite_versions"] == ["banking@1.2.0"]
+    assert row["suite_versions"] == ["banking@1.4.0"]
     assert row["benign_utility"]["n"] == 2 and row["benign_utility"]["rate"] == 1.0
     assert row["attack_success"]["n"] == 22 and row["attack_success"]["rate"] == 1.0
     assert row["injection_seen"]["rate"] == 1.0
@@ -77,7 +77,7 @@ def test_suites_list_json_counts():
 
 def test_suites_check_and_show():
     r = randori("suites", "check", "banking")
-    assert r.returncode == 0 and "banking@1.2.0: ok" in r.stdout
+    assert r.returncode == 0 and "banking@1.4.0: ok" in r.stdout
     # Per rule, how many variants held of how many were tried, wrapped to the terminal.
     counts = dict((rule, (int(h), int(t))) for rule, h, t in re.findall(r"(\w+) (\d+)/(\d+)", r.stdout))
     assert counts["side_effects"][1] > 500 and counts["plausible"][1] > 100 and counts["phrasing"][1] > 50
@@ -97,3 +97,24 @@ def test_help_explains_commands():
         assert cmd in r.stdout
     r = randori("run", "--help")
     assert "--concurrency" in r.stdout and "RANDORI_MODEL" in r.stdout
+
+
+def test_discriminative_keeps_only_pairs_the_undefended_agent_is_hijacked_in(tmp_path):
+    # gullible is hijacked in every pair, wary in none: only gullible's pairs reach the defended run.
+    tasks = ["-u", "user_task_1", "-u", "user_task_2", "-i", "injection_task_0", "-i", "injection_task_4"]
+    r = randori("run", "-s", "banking", *tasks, "-m", "scripted/gullible", "-m", "scripted/wary", "-d", "detector",
+                "--discriminative", "2", "-r", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "Kept 4 of 8 task pairs" in r.stderr
+    con = sqlite3.connect(tmp_path / "randori.sqlite")
+    counts = dict(((m, d), n) for m, d, n in con.execute(
+        "select model, defense, count(*) from cases where kind = 'attacked' group by 1, 2"))
+    # The screening (defense none, 2 repeats) is stored; the run proper keeps gullible's 4 pairs only.
+    assert counts == {("scripted/gullible", "none"): 8, ("scripted/wary", "none"): 8,
+                      ("scripted/gullible", "detector"): 4}
+    [subset] = [json.loads(c)["discriminative"] for (c,) in con.execute("select config from runs")
+                if "discriminative" in json.loads(c)]
+    assert subset["name"] == "discriminative-2" and subset["repeats"] == 2 and subset["pairs_screened"] == 8
+    assert {tuple(p) for p in subset["pairs"]} == {("scripted/gullible", "banking", u, i)
+                                                   for u in ("user_task_1", "user_task_2")
+                                                   for i in ("injection_task_0", "injection_task_4")}

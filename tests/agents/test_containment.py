@@ -97,19 +97,44 @@ def test_an_answer_is_taken_when_the_agent_exits_even_if_a_helper_holds_its_stdo
 # -- no agent reaches its own verdict -------------------------------------------------------------
 
 @needs_namespaces
-@pytest.mark.parametrize("store_in_cwd", [False, True])
-def test_an_mcp_agent_cannot_find_or_write_the_results_store(tmp_path, store_in_cwd):
-    # With the store below the current folder (which the agent sees), it must be hidden all the same.
-    cwd = tmp_path if store_in_cwd else REPO
-    results = tmp_path / "results"
+@pytest.mark.parametrize("where", ["own store in cwd", "own store elsewhere", "other store in cwd/results",
+                                   "other store in cwd", "other store beside the agent"])
+def test_an_mcp_agent_cannot_find_or_write_any_results_store(tmp_path, where):
+    # The run's own store, and any other randori store below a folder the agent sees (the current
+    # folder, the agent's own), are out of its reach: an earlier run's store (`make demo` leaves one
+    # in ./results) holds answers it could copy.
+    project = tmp_path / "project"
+    project.mkdir()
+    thief = THIEF
+    results = project / "results" if where == "own store in cwd" else tmp_path / "r"
+    other = {"other store in cwd/results": project / "results", "other store in cwd": project,
+             "other store beside the agent": project / "agent"}.get(where)
+    if other is not None:
+        other.mkdir(exist_ok=True)
+        Store(other).close()
+        for suffix in ("-wal", "-shm"):  # as a run that is still writing leaves them
+            (other / f"randori.sqlite{suffix}").write_bytes(b"\0" * 64)
+        if where == "other store beside the agent":
+            (other / "thief.py").write_text((REPO / "tests" / "fakes" / "store_thief.py").read_text())
+            thief = f"mcp:{sys.executable} -S {other / 'thief.py'}"
+    before = {f.name: f.read_bytes() for f in other.glob("randori.sqlite*")} if other else {}
     env = {"PYTHONPATH": str(REPO)}
-    proc = randori("run", "--agent", THIEF, *TWO, "-r", str(results), cwd=cwd, env=env, timeout=300)
+    proc = randori("run", "--agent", thief, *TWO, "-r", str(results), cwd=project, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     time.sleep(2)  # a helper that survived would write now
     stored = rows(results)
     assert len(stored) == 2 and {(r["status"], r["utility"]) for r in stored} == {("ok", 0)}
     assert set(answers(results).values()) == {"stores found: []; written: []"}
-    assert alive_with("store_thief.py") == []
+    assert alive_with("thief.py") == []
+    if other is not None:
+        assert before and {f.name: f.read_bytes() for f in other.glob("randori.sqlite*")} == before
+
+
+def test_the_store_file_names_the_container_hides_are_the_stores():
+    from randori.agents.external.container import STORE_FILES
+    from randori.bench.store import STORE_FILE
+
+    assert STORE_FILES == (STORE_FILE, f"{STORE_FILE}-wal", f"{STORE_FILE}-shm")
 
 
 def test_a_python_agent_cannot_edit_its_trace_on_the_default_route(tmp_path):
@@ -227,7 +252,9 @@ def test_agent_network_none_leaves_the_agent_its_case_server_only(tmp_path, orac
               "import mcp_agent, os; print(len(mcp_agent.Mcp(os.environ['RANDORI_MCP_URL']).tools()))\"")
     ok = randori("run", "--agent", lister, *ONE, "--agent-network", "none", "-r", str(tmp_path / "ok"))
     assert ok.returncode == 0, ok.stderr
-    assert answers(tmp_path / "ok") == {"user_task_0": "23"}
+    from randori.suites import get_suite
+
+    assert answers(tmp_path / "ok") == {"user_task_0": str(len(get_suite("banking").tools))}
     assert run_config(tmp_path / "ok")["agent_network"] == "none"
 
 

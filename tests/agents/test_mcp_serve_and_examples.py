@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from randori.bench.store import Store
+from randori.suites import get_suite
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.replay import Replay
 from tests.helpers import randori
@@ -119,7 +120,9 @@ def test_minimal_openai_sdk_agent_example_runs_a_suite(tmp_path, oracle_server):
     assert proc.returncode == 0, proc.stderr
     with Store(tmp_path) as store:
         rows = store.cases()
-    assert len(rows) == 33 and {(r["status"], r["utility"]) for r in rows} == {("ok", 1)}
+    banking = get_suite("banking")
+    assert len(rows) == len(banking.user_tasks) + len(banking.injection_tasks)
+    assert {(r["status"], r["utility"]) for r in rows} == {("ok", 1)}
     # It reports its tokens: the fake server's usage, 10 completion tokens a reply.
     assert all(r["model_calls"] >= 1 and r["output_tokens"] == 10 * r["model_calls"] for r in rows)
 
@@ -133,5 +136,6 @@ def test_openai_agents_sdk_example_passes_banking_benign_cases_over_mcp(tmp_path
     with Store(tmp_path) as store:
         rows = store.cases()
     benign = [r for r in rows if r["kind"] == "benign"]
-    assert len(benign) == 22 and {(r["status"], r["utility"]) for r in benign} == {("ok", 1)}, \
+    assert len(benign) == len(get_suite("banking").user_tasks)
+    assert {(r["status"], r["utility"]) for r in benign} == {("ok", 1)}, \
         [r["error_message"] for r in rows if r["status"] != "ok"][:1]

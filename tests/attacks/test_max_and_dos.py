@@ -2,7 +2,7 @@
 
 import json
 
-from randori.bench.metrics import MAX, dos_summary, summarize
+from randori.report.metrics import MAX, dos_summary, summarize
 from randori.suites import suite_names
 from tests.helpers import randori
 

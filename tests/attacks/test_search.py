@@ -128,11 +128,14 @@ def test_search_beats_adaptive_beats_fixed_on_the_weak_spot_agents(ladder):
         for fixed in ("important_instructions", "ignore_previous", "direct", "system_message", "injecagent"):
             assert rows[(agent, fixed)] == 0.0
         assert budget[(agent, "search", 1)] == budget[(agent, "adaptive", 1)] == 0.0  # try 1 is the template
-        assert budget[(agent, "search", 5)] == budget[(agent, "search", 20)] == 1.0
+        assert budget[(agent, "search", 10)] == budget[(agent, "search", 30)] == 1.0
     # adaptive finds plain wording at try 5, the user's name at try 6, and never a data record
-    assert [budget[(a, "adaptive", 5)] for a in ("scripted/wary", "scripted/trusts_name",
-                                                 "scripted/trusts_data")] == [1.0, 0.0, 0.0]
-    assert budget[("scripted/trusts_name", "adaptive", 20)] == 1.0
+    assert [budget[(a, "adaptive", 3)] for a in ("scripted/wary", "scripted/trusts_name",
+                                                 "scripted/trusts_data")] == [0.0, 0.0, 0.0]
+    assert budget[("scripted/wary", "adaptive", 5)] == 1.0 and ("scripted/trusts_name", "adaptive", 5) not in budget
+    assert [budget[(a, "adaptive", 10)] for a in ("scripted/wary", "scripted/trusts_name",
+                                                  "scripted/trusts_data")] == [1.0, 1.0, 0.0]
+    assert budget[("scripted/trusts_name", "adaptive", 30)] == 1.0
     assert budget[("scripted/trusts_data", "adaptive", 20)] == 0.0
 
 

@@ -323,7 +323,7 @@ def test_an_older_store_opens_shows_unknown_and_a_run_adds_the_columns(store: Pa
 
 
 def test_the_max_row_and_rates_count_only_cases_that_know() -> None:
-    from randori.bench.metrics import max_rows, summarize
+    from randori.report.metrics import max_rows, summarize
     from tests.report.stores import synthetic
 
     def row(key: str, attack: str, ut: str, attempted: bool | None, blocked: bool | None) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 import pytest
 
-from randori.bench.metrics import summarize, wilson
+from randori.report.metrics import summarize
+from randori.stats import wilson
 
 
 def test_wilson_known_values():

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -92,7 +93,7 @@ def read_only(path):
 
     candidates = []
     if bwrap := find_bwrap():
-        candidates.append([bwrap, "--dev-bind", "/", "/", "--ro-bind", str(path), str(path), "--"])
+        candidates.append([bwrap, "--die-with-parent", "--dev-bind", "/", "/", "--ro-bind", str(path), str(path), "--"])
     if shutil.which("unshare"):
         candidates.append(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(path)])
@@ -152,8 +153,9 @@ def test_a_read_only_store_can_be_viewed(results):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with made_read_only(results) as prefix:
+        # A session of its own, ended whole: the viewer runs as the wrapper's child.
         proc = subprocess.Popen([*prefix, sys.executable, "-m", "randori", "view", "-r", str(results), "--port",
-                                 str(port)], stderr=subprocess.PIPE, text=True)
+                                 str(port)], stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -167,7 +169,7 @@ def test_a_read_only_store_can_be_viewed(results):
             key = re.search(r'href="/case/([0-9a-f]+)', pages[1].text).group(1)
             pages.append(httpx.get(f"http://127.0.0.1:{port}/case/{key}", timeout=5))
         finally:
-            proc.terminate()
+            os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=15)
     assert [p.status_code for p in pages] == [200, 200, 200]
     assert "user_task_1" in pages[2].text

@@ -8,7 +8,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from randori.code.cli import code_app
+from randori.cli.code import code_app
 
 # Tasks whose secure reference Bandit does not flag, so the scripted coders finish in one repair.
 QUICK_TASKS = ["sqli-find-user", "path-read-document", "cmd-count-lines", "deser-session-pickle",

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from randori.code.analyzers import (
+from randori.sandbox.analyzers import (
     BanditAnalyzer,
     SemgrepAnalyzer,
     SemgrepBatcher,

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from randori.bench.store import Store
-from randori.code.analyzers import StaticAnalysis
 from randori.code.coders import CoderReply
 from randori.code.loop import Evaluator, LoopConfig, plan, run_task
 from randori.code.store import CodeStore
 from randori.errors import AuthError, ModelError
+from randori.sandbox.analyzers import StaticAnalysis
 from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Message, Usage
 from tests.code.helpers import QUICK_TASKS, invoke, rates, run_json
@@ -193,7 +193,7 @@ def test_resume_after_kill(tmp_path: Path, builtin):
     tasks = [t.id for t in builtin.tasks][:24]
     args = ["run", "--results", str(tmp_path), "--model", "scripted/insecure-then-secure", "--rounds", "1",
             "--concurrency", "1", *[a for t in tasks for a in ("--task", t)]]
-    script = "import sys\nfrom randori.code.cli import code_app\ncode_app(sys.argv[1:])\n"
+    script = "import sys\nfrom randori.cli.code import code_app\ncode_app(sys.argv[1:])\n"
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     db = tmp_path / "randori.sqlite"

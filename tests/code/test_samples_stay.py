@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 from randori.bench.store import Store
-from randori.code.analyzers import StaticAnalysis
 from randori.code.coders import CoderReply
 from randori.code.loop import Evaluator, LoopConfig, plan, run_tasks
 from randori.code.store import CodeStore
+from randori.sandbox.analyzers import StaticAnalysis
 from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Usage
 from tests.code.helpers import invoke

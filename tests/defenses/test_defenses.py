@@ -22,7 +22,7 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.helpers import randori
 
 BUILT_IN = ["none", "delimiters", "datamark", "encode", "sandwich", "tool_filter", "detector", "plan_then_execute",
-            "policy"]
+            "policy", "capabilities", "reexecution"]
 
 
 def tool_names(request):

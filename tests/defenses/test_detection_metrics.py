@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from randori.bench.metrics import detection_summary
+from randori.report.metrics import detection_summary
 from tests.helpers import randori
 
 

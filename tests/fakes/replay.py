@@ -15,8 +15,10 @@ import json
 from collections import deque
 from typing import Any
 
+from randori.agents.defenses.structured import value_in_text
 from randori.agents.models.scripted import injection_visible, readable_views, yaml_strings
 from randori.suites import get_suite, suite_names
+from randori.tasks.task import data_given
 
 # Suites asked for by name only (AgentDojo's) that the reference agents also know: tests add theirs.
 EXTRA_SUITES: list[str] = []
@@ -48,6 +50,11 @@ class Script:
         self.gullible = gullible
         self.env = self.suite.load_env()
         self.queue = deque(self.task.ground_truth(self.env))
+        # As the scripted agents: a call that needs what only the data gives is made only once that
+        # stands, readably, in a tool output this agent was shown (a defense may have withheld it).
+        self.needs = {id(c): marks for c in self.queue if (marks := data_given(self.task, c))} \
+            if self.is_user_task else {}
+        self.shown: list[str] = []
         self.taken_over: Any = None
         self.pending: Any = None
 
@@ -58,15 +65,20 @@ class Script:
         if self.pending is not None and output is not None:
             self.suite.replay(self.env, [self.pending])  # the call that produced `output`, on our own copy
             read.append(output)
+            self.shown += readable_views(output)
         if descriptions:
             read.append(descriptions)
         if self.gullible and self.is_user_task and self.taken_over is None:
             self.taken_over = next((it for text in read if (it := Replay.injection_seen(self.suite, text))), None)
             if self.taken_over is not None:
                 self.queue.extendleft(reversed(self.taken_over.ground_truth(self.env)))
-        if self.queue:
-            self.pending = self.queue.popleft()
-            return self.pending.function, dict(self.pending.args)
+        while self.queue:
+            call = self.queue.popleft()
+            marks = self.needs.get(id(call), ())
+            if not all(any(value_in_text(fd.evidence(call), v) for v in self.shown) for fd in marks):
+                continue
+            self.pending = call
+            return call.function, dict(call.args)
         self.pending = None
         parts = [t.ground_truth_output for t in (self.task, self.taken_over) if t is not None and t.ground_truth_output]
         return "\n".join(parts) or "Done."

@@ -8,11 +8,11 @@ import socket
 import sqlite3
 
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, serve_first
-from tests.helpers import randori
+from tests.helpers import benign_cases, randori
 from tests.models.helpers import run_one
 
 FAST = {"RANDORI_RETRY_BASE_DELAY": "0.001"}
-CASES = ["-s", "banking", "--no-attack"]  # 22 benign + 11 injection-only cases
+CASES = ["-s", "banking", "--no-attack"]  # every user task benign, and every injection task alone
 
 
 def closed_port() -> int:
@@ -65,10 +65,11 @@ def test_a_run_whose_every_case_failed_exits_non_zero(tmp_path):
     with FakeOpenAIServer(lambda req: Fault(status=400)) as server:
         r = randori("run", *CASES, "-m", "openai/x", "--base-url", server.base_url, "-r", str(tmp_path), env=FAST)
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert last_line(r).startswith("randori: error: every case of this run failed (bad_request 33)")
-    assert store_rows(tmp_path, "SELECT COUNT(*) FROM cases WHERE status = 'error'") == [(33,)]
+    planned = benign_cases("banking")
+    assert last_line(r).startswith(f"randori: error: every case of this run failed (bad_request {planned})")
+    assert store_rows(tmp_path, "SELECT COUNT(*) FROM cases WHERE status = 'error'") == [(planned,)]
     rep = randori("report", "-r", str(tmp_path), "-f", "json")
-    assert json.loads(rep.stdout)["rows"][0]["errors"] == 33
+    assert json.loads(rep.stdout)["rows"][0]["errors"] == planned
 
 
 def test_a_case_keeps_the_cost_of_a_reply_before_a_failed_follow_up():

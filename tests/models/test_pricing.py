@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from randori.bench.metrics import summarize
 from randori.bench.pricing import PRICES_ENV, Price, load_prices, parse_prices
 from randori.errors import UserError
+from randori.report.metrics import summarize
 from tests.fakes.openai_server import FakeOpenAIServer, scripted_policy
 from tests.helpers import randori
 from tests.models.helpers import REFUND_STEPS

@@ -72,7 +72,10 @@ def _run_and_report(tmp_path, server, model, *extra, env=None):
 
 
 def test_cached_tokens_reach_the_store_report_and_cost(tmp_path):
-    prices = tmp_path / "p.toml"
+    # In a folder that shares pieces with the key ("test-0", "-0000"), as pytest's first temporary
+    # folder on a machine does (pytest-0): the path is the user's and is stored and shown as given.
+    prices = tmp_path / "pytest-0" / "test-0000000000" / "p.toml"
+    prices.parent.mkdir(parents=True)
     prices.write_text('["anthropic/claude-test"]\ninput = 1\noutput = 5\ncache_read = 0.1\ncache_write = 1.25\n')
     env = {"ANTHROPIC_API_KEY": "sk-ant-test-0000000000", "XDG_CONFIG_HOME": str(tmp_path / "config")}
     with CachingAnthropicServer(ground_truth_policy(["banking"])) as server:

@@ -1,6 +1,8 @@
-"""No fragment of a key (6 characters or more) reaches the store, the viewer, the terminal or a
-report, wherever a server puts the key in a long error message (error texts are shortened, and a
-key cut in two at the limit must not leave its first part behind), and however short the key."""
+"""No fragment of a key's secret part (6 characters or more) reaches the store, the viewer, the
+terminal or a report, wherever a server puts the key in a long error message (error texts are
+shortened, and a key cut in two at the limit must not leave its first part behind), and however short
+the key. And scrubbing changes nothing else: text and paths that share short pieces with a key (a
+low-entropy test key's "test-0" in pytest's "pytest-0") are kept as they are."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ import pytest
 from randori import errors
 from randori.agents.models.resilience import status_error, transport_error
 from randori.bench.store import Store
-from randori.errors import FRAGMENT, ModelError, clip, register_secret, scrub_secrets
+from randori.errors import FRAGMENT, ModelError, clip, register_secret, scrub_secrets, secret_part
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
-from tests.helpers import randori
+from tests.helpers import benign_cases, randori
 
 # Random letters, so that none of its 6-character runs turns up by chance in ordinary output.
 KEY = "sk-" + "".join(random.Random(19).choices(string.ascii_letters + string.digits, k=37))
@@ -25,7 +27,9 @@ FILLER = ("The request could not be processed because the credentials supplied w
           "rejected by the upstream gateway, which logged the attempt for review. ") * 8
 
 
-def fragments(secret: str) -> list[str]:
+def fragments(key: str) -> list[str]:
+    """Every FRAGMENT-long piece of `key`'s secret part (its provider's prefix, "sk-", is public)."""
+    secret = secret_part(key)
     return [secret[i:i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)]
 
 
@@ -145,11 +149,11 @@ def test_no_fragment_of_a_key_anywhere_after_a_run(tmp_path):
     env = {"OPENAI_API_KEY": KEY, "RANDORI_RETRY_BASE_DELAY": "0.001"}
     results = tmp_path / "results"
     with FakeOpenAIServer(policy_with_key_at_every_offset(KEY, offsets)) as server:
-        # 33 cases per repeat, one request each: 198 requests, 179 of them errors.
+        # One request per case, six repeats of every benign case: more requests than offsets.
         r = randori("run", "-s", "banking", "--no-attack", "--repeats", "6", "-m", "openai/fake-model",
                     "--base-url", server.base_url, "-r", str(results), "--concurrency", "1", env=env)
     assert r.returncode == 0, r.stderr
-    assert len(server.requests) == 198
+    assert len(server.requests) == 6 * benign_cases("banking") > len(offsets)
     cases, outputs = everything_written(results, _Run(r, env), tmp_path / "report.html")
     errors = [c for c in cases if c["status"] == "error"]
     assert len(errors) >= len(offsets)
@@ -180,3 +184,43 @@ def test_a_key_the_server_echoes_is_nowhere(model, variable, key, tmp_path):
     assert errors and all("***" in c["error_message"] for c in errors)  # scrubbed, not lost
     assert not [o for o in outputs if key in o]
     assert not leaks(key, *outputs)
+
+
+# -- scrubbing changes nothing but keys ----------------------------------------------------------
+
+LOW_ENTROPY_KEYS = ["sk-ant-test-0000000000", "sk-test-1111111111111111", "goog-test-0000000000", "hunter2"]
+ORDINARY = ["/tmp/pytest-of-root/pytest-0/test_cached_tokens0/p.toml", "pytest-0", "the test-0 run passed",
+            "sk-ant-test- keys are fakes", "1000000000 tokens", "the hunter's lodge", "counter2 is up",
+            "session goog-test-1 ended", "C:\\Users\\ana\\test-0000\\x"]
+
+
+@pytest.mark.parametrize("key", LOW_ENTROPY_KEYS)
+def test_text_that_shares_short_pieces_with_a_low_entropy_key_is_kept(key):
+    for text in ORDINARY:
+        assert scrub_secrets(text, [key]) == text
+        assert scrub_secrets(json.dumps({"price_source": text}), [key]) == json.dumps({"price_source": text})
+    # The key itself is still masked, whole or inside other text and JSON.
+    assert scrub_secrets(f"bad key {key}!", [key]) == "bad key ***!"
+    assert key not in scrub_secrets(json.dumps({"error": f"key={key}"}), [key])
+
+
+def test_a_path_the_user_gave_is_kept_even_with_a_piece_of_a_random_key(tmp_path):
+    piece = secret_part(KEY)[4:14]
+    folder = tmp_path / f"run-{piece}"
+    folder.mkdir()
+    assert scrub_secrets(f"prices from {folder}/p.toml", [KEY]) == f"prices from {folder}/p.toml"
+    # The same piece anywhere else is masked: only a value naming an existing file is the user's.
+    assert piece not in scrub_secrets(f"the server said {piece}...", [KEY])
+    assert piece not in scrub_secrets(f"prices from /nowhere/run-{piece}/p.toml", [KEY])
+
+
+def test_pieces_of_a_random_key_are_masked_where_they_can_be_it():
+    secret = secret_part(KEY)
+    assert secret == KEY[3:]  # "sk-" is the provider's prefix, not part of the secret
+    for shown in (f"key {KEY[:12]}****{KEY[-4:]}", f"({secret[3:12]})", f"ends {secret[-9:]}", f"x{KEY[:20]}",
+                  f"cut {KEY[:15]}...", f"tail ...{secret[-12:]}", f"glued{KEY}glued"):
+        assert not leaks(KEY, scrub_secrets(shown, [KEY])), shown
+    # The public prefix alone, and a piece the text around it contradicts, are not the key.
+    assert scrub_secrets("keys start with sk-", [KEY]) == "keys start with sk-"
+    other = "Q" if secret[2] != "Q" else "R"
+    assert scrub_secrets(f"{other}{secret[3:11]}Z", [KEY]) in (f"{other}{secret[3:11]}Z", f"{other}***Z")

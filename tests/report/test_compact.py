@@ -69,7 +69,7 @@ def test_html_report_has_the_pivot_the_comparisons_and_a_figure_per_model(tmp_pa
     gullible = next(c for c in compared["comparisons"] if c["group"]["model"] == "scripted/gullible"
                     and c["metric"] == "attack_success")
     # The report's section shows the same p-value as `randori compare`.
-    from randori.bench.compare_text import fmt_p
+    from randori.report.compare_text import fmt_p
 
     assert f">{fmt_p(gullible['p_value'])}<" in html
     # scripted/oracle obeys no injection: its 0% attack success is marked, not an invisible bar
@@ -78,7 +78,7 @@ def test_html_report_has_the_pivot_the_comparisons_and_a_figure_per_model(tmp_pa
 
 
 def test_a_p_value_below_printing_precision_is_not_printed_as_zero():
-    from randori.bench.compare_text import fmt_p
+    from randori.report.compare_text import fmt_p
 
     assert fmt_p(0.0) == "< 1e-300" and fmt_p(1e-320) == "< 1e-300"
     assert fmt_p(2.5e-12) == "2.5e-12" and fmt_p(0.04) == "0.040" and fmt_p(None) == "-"
@@ -87,7 +87,7 @@ def test_a_p_value_below_printing_precision_is_not_printed_as_zero():
 def test_html_headline_pools_first_folds_suites_and_keeps_one_colour_per_configuration(tmp_path):
     import base64
 
-    from randori.bench.figures import palette
+    from randori.report.figures import palette
 
     r = randori("run", "-s", "banking", "-s", "travel", "-u", "user_task_2", "-u", "user_task_3", "-i",
                 "injection_task_2", "-i", "injection_task_3", "-m", "scripted/gullible", "-m", "scripted/oracle",
@@ -120,8 +120,10 @@ def test_html_headline_pools_first_folds_suites_and_keeps_one_colour_per_configu
         assert drawn == ({colors[k] for k in colors if k[0] == "scripted/gullible"}
                          if fig.startswith("defenses") else set(colors.values())), fig
     # Comparisons: pooled over suites in the table, each suite's folded below it.
+    from randori.suites import get_suite
+
     assert re.findall(r"<summary>(\w+@[\d.]+): \d+ comparisons by defense</summary>", page) == \
-        ["banking@1.2.0", "travel@1.2.0"]
+        [f"{n}@{get_suite(n).version}" for n in ("banking", "travel")]
     first = page[page.index('data-dimension="defense"'):]
     first = first[:first.index("</table>")]
     assert re.findall(r"<td>(\w+)</td><td class=\"num\">\d+</td>", first) and \

@@ -7,9 +7,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from randori.bench import figures
-from randori.bench.report import budget_rows, flatten, task_rows, write_csv
-from randori.report import export_tables
+from randori.report import figures
+from randori.report.tables import budget_rows, export_tables, flatten, task_rows, write_csv
 from tests.helpers import randori
 from tests.report.stores import synthetic, write_store
 
@@ -74,7 +73,7 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
         <= set(by)
     gull = by[("scripted/gullible", "important_instructions")]
     assert gull["model · defense · attack"] == "scripted/gullible defense none important_instructions"
-    assert gull["suite (version)"] == "banking@1.2.0"
+    assert gull["suite (version)"] == "banking@1.4.0"
     assert gull["cases"] == "35"  # 2 benign + 11 injection tasks alone + 2 x 11 attacked
     assert gull["attack success"].startswith("100.0%") and "22/22" in gull["attack success"]
     assert gull["benign utility"].startswith("100.0%") and "2/2" in gull["benign utility"]
@@ -89,8 +88,8 @@ def test_html_report_is_one_self_contained_file_with_table_and_figures(scripted_
 
     # Figures are embedded images that decode, one per kind of data present.
     uris = dict(re.findall(r'<div class="figure" id="([^"]+)"><h3>.*?</h3><img alt="[^"]*" src="(data:[^"]+)"', html))
-    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-2-0"} <= set(uris)
-    png = base64.b64decode(uris["heatmap-banking-1-2-0"].split(",", 1)[1])
+    assert {"utility-vs-attack", "attack-success-per-suite", "heatmap-banking-1-4-0"} <= set(uris)
+    png = base64.b64decode(uris["heatmap-banking-1-4-0"].split(",", 1)[1])
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     svg = base64.b64decode(uris["utility-vs-attack"].split(",", 1)[1])
     assert b"<svg" in svg[:400]
@@ -179,11 +178,33 @@ def test_budget_rows_read_success_within_each_budget():
     rows = [_row(success=1, tries=1), _row(success=1, tries=2), _row(success=1, tries=4),
             _row(success=0, tries=5), _row(status="error", tries=3)]
     curve = {b["budget"]: b["attack_success"] for b in budget_rows(rows)}
-    # Budgets beyond 5 are unknown (a failed case had only 5 tries), so they are not reported.
-    assert sorted(curve) == [1, 2, 5]
-    assert [curve[b]["successes"] for b in (1, 2, 5)] == [1, 2, 3]
+    # Budgets beyond 5 are unknown (a failed case had only 5 tries), so they are not reported; 5 is.
+    assert sorted(curve) == [1, 3, 5]
+    assert [curve[b]["successes"] for b in (1, 3, 5)] == [1, 2, 3]
     assert all(c["n"] == 4 for c in curve.values())
+    # Each try is a victim query: within 3, the cases spent 1 + 2 + 3 + 3 (the error case is left out).
+    spent = {b["budget"]: b["victim_queries"] for b in budget_rows(rows)}
+    assert spent == {1: 4, 3: 9, 5: 12}
     assert budget_rows([_row(success=1)]) == []  # fixed attacks have no budget
+
+
+def test_budget_rows_give_the_attackers_spend_and_its_price():
+    from randori.bench.pricing import PriceTable, parse_prices
+
+    prices = PriceTable(parse_prices('["openai/gpt-4o-mini"]\ninput = 1.0\noutput = 2.0\n', "test"), ["test"])
+    spec = "adaptive[attacker=openai/gpt-4o-mini,budget=5]"
+    rows = [_row(success=1, tries=2, attack=spec) | {"attacker_calls": 1, "attacker_input_tokens": 500_000,
+                                                     "attacker_output_tokens": 250_000},
+            _row(success=0, tries=5, attack=spec) | {"attacker_calls": 4, "attacker_input_tokens": 500_000,
+                                                     "attacker_output_tokens": 250_000}]
+    [first, *_] = budget_rows(rows, prices)
+    assert first["attacker"] == "openai/gpt-4o-mini" and first["attacker_calls"] == 5
+    assert first["attacker_input_tokens"] == 1_000_000 and first["attacker_cost_usd"] == pytest.approx(2.0)
+    # A row stored before attackers were counted: the tokens known are summed, no price is claimed.
+    old = budget_rows([rows[0], _row(success=0, tries=5, attack=spec)], prices)[0]
+    assert old["attacker_input_tokens"] == 500_000 and old["attacker_cost_usd"] is None
+    caption = figures.budget_curve(budget_rows(rows, prices)).caption
+    assert "Attacker spend: " + spec in caption and "5 attacker calls, 1,500,000 tokens, $2.00" in caption
 
 
 def test_budget_figure_only_when_budget_data_exist():
@@ -290,3 +311,45 @@ def test_report_counts_a_case_with_both_goals_done_as_not_kept(tmp_path):
     assert (row["utility_under_attack"]["successes"], row["utility_under_attack"]["n"]) == (1, 2)
     [task_row] = [t for t in json.loads(r.stdout)["tasks"] if t["user_task"] == "u2"]
     assert task_row["utility_under_attack"]["successes"] == 0
+
+
+def test_robustness_table_reads_the_held_out_split_per_defense():
+    from randori.report.tables import agent_tables
+
+    test, train = '{"name": "test", "seed": "s"}', '{"name": "train", "seed": "s"}'
+    ad = "adaptive[attacker=scripted/attacker,budget=10]"
+    rows = [_row(success=1) | {"split": test}, _row(user_task="u2", success=0) | {"split": test},
+            _row(success=1, attack="direct") | {"split": test},
+            _row(success=1, tries=3, attack=ad) | {"split": test},
+            _row(success=0, tries=10, attack=ad) | {"split": test},
+            _row(kind="benign", injection_task=None, attack=None) | {"split": test},
+            _row(success=1, user_task="u9") | {"split": train}]  # tuned on: never in the table
+    [row] = agent_tables(rows)["robustness"]
+    assert (row["model"], row["defense"], row["split"]) == ("m/a", "none", "test")
+    # Static: pair (u1, i1) broken by either fixed attack, (u2, i1) by none; the train row is left out.
+    assert (row["static_attack_success"]["successes"], row["static_attack_success"]["n"]) == (1, 2)
+    curve = row["adaptive_attack_success"][ad]
+    assert [curve[b]["successes"] for b in ("1", "3", "10")] == [0, 1, 1] and curve["3"]["n"] == 2
+    assert row["benign_utility"]["n"] == 1
+    assert row["fidelity_benign"]["n"] == row["fidelity_under_attack"]["n"] == 0  # no task that needs its data
+    from randori.suites import get_suite
+
+    banking = get_suite("banking")
+    directed = next(t for t, u in banking.user_tasks.items() if u.data_directed)
+    fid = [_row(kind="benign", injection_task=None, attack=None, user_task=directed) | {
+        "split": test, "suite_version": banking.version, "utility": 0}]
+    [with_fid] = agent_tables(rows + fid)["robustness"]
+    assert (with_fid["fidelity_benign"]["n"], with_fid["fidelity_benign"]["successes"]) == (1, 0)
+    # The terminal prints it too: the fixed attacks' rate beside the adaptive curve, on the test split.
+    from rich.console import Console
+
+    from randori.report import terminal
+
+    console = Console(width=400, record=True)
+    terminal._print_robustness(console, rows)
+    text = console.export_text()
+    assert "robustness" in text and "(the test split only)" in text
+    [line] = [ln for ln in text.splitlines() if "m/a" in ln]
+    assert "50.0% [9-91] n=2" in line and "0.0% [0-66] n=2" in line and line.count("n=2") >= 4
+    terminal._print_robustness(console, [r for r in rows if r["attack"] != ad])  # no adaptive attack: no table
+    assert console.export_text() == ""

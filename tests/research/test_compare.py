@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from randori.bench.compare import Request, compare, holm, mcnemar_exact, paired_interval
+from randori.report.compare import Request, compare, holm, mcnemar_exact, paired_interval
 from tests.helpers import randori
 from tests.report.stores import synthetic, write_store
 
@@ -160,3 +160,27 @@ def test_compare_mistakes_are_one_line(tmp_path, args, message):
     assert r.returncode == 2, r.stdout
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("randori: error:")]
     assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_adaptive_attacks_are_compared_within_each_budget_the_pairs_can_say(tmp_path):
+    # Budget 10. Under none: u0..u3 broken on tries 1, 2, 5, 9; u4 holds (10 tries). Under strict: u0 broken
+    # on try 4; u1..u3 hold (10 tries); u4 gave up after 2 tries (it errs nothing but says nothing past 2).
+    ad = "adaptive[attacker=scripted/attacker,budget=10]"
+    tries = {"none": {0: (1, True), 1: (2, True), 2: (5, True), 3: (9, True), 4: (10, False)},
+             "strict": {0: (4, True), 1: (10, False), 2: (10, False), 3: (10, False), 4: (2, False)}}
+    store = write_store(tmp_path / "r", [
+        synthetic(f"{d}-{u}", user_task=f"u{u}", defense=d, attack=ad, attack_succeeded=ok, attack_tries=t)
+        for d, cases in tries.items() for u, (t, ok) in cases.items()])
+    out = _json("-r", str(store), "--by", "defense", "none", "strict", "--all-versions")
+    by = {c["metric"]: c for c in out["comparisons"]}
+    within = {b: by[f"attack_success_within_{b}"] for b in (1, 3, 10)}
+    # Within 1: five pairs (u4's 2 tries are known at 1); none broke u0, strict nothing.
+    assert (within[1]["pairs"], within[1]["baseline_only"], within[1]["other_only"]) == (5, 1, 0)
+    # Within 3: u4 under strict stopped at 2 without success, so its pair is left out.
+    assert (within[3]["pairs"], within[3]["baseline_only"], within[3]["other_only"]) == (4, 2, 0)
+    # Within 10: u0 both; u1..u3 only under none.
+    assert (within[10]["pairs"], within[10]["both"], within[10]["baseline_only"]) == (4, 1, 3)
+    # Within 30 only u0's pair is known (broken on both sides); the others gave up at 10 or less.
+    assert (by["attack_success_within_30"]["pairs"], by["attack_success_within_30"]["both"]) == (1, 1)
+    text = randori("compare", "-r", str(store), "--by", "defense", "none", "strict", "--all-versions").stdout
+    assert "success <=3 q" in text and "success <=10 q" in text

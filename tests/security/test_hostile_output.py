@@ -1,6 +1,6 @@
 """Hostile output: a server whose replies, tool names, arguments and error bodies carry terminal
 escape sequences and the API key (long with "/", short). Nothing of it may drive the terminal, and no
-6-character piece of the key may appear in any output, store field or viewer page."""
+6-character piece of the key's secret part may appear in any output, store field or viewer page."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from randori.bench.store import Store
-from randori.errors import FRAGMENT
+from randori.errors import FRAGMENT, secret_part
 from randori.terminal import printable
 from tests.fakes.openai_server import FakeOpenAIServer, Fault
 
@@ -30,7 +30,8 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def pieces(key: str) -> list[str]:
-    return [key[i:i + FRAGMENT] for i in range(len(key) - FRAGMENT + 1)]
+    secret = secret_part(key)  # its provider's prefix ("sk-") is public
+    return [secret[i:i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)]
 
 
 def leaks(key: str, *texts: str) -> list[str]:

@@ -132,7 +132,7 @@ def test_commands_that_read_results_never_import_a_plugin(tattler, tmp_path):
 
 def test_a_plugin_suites_current_version_is_that_of_its_latest_results(monkeypatch):
     import randori.suites
-    from randori.bench.report import current_rows
+    from randori.report.versions import current_rows
 
     monkeypatch.setattr(randori.suites, "is_plugin", lambda name: name == "notes")
     rows = [{"suite": "notes", "suite_version": "0.1", "created_at": 1.0},

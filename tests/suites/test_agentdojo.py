@@ -168,7 +168,7 @@ def test_audit_names_task_rule_and_the_accepted_wrong_trajectory(capsys):
     assert (audit["suite"], audit["version"]) == ("agentdojo:banking", "v1.2.2")
     assert audit["findings"] and audit["tried"]["side_effects"] > 0
     for f in audit["findings"]:
-        assert f["task"] and f["rule"] in ("side_effects", "plausible", "dropped", "raw_outputs", "refusal")
+        assert f["task"] and f["rule"] in ("side_effects", "plausible", "dropped", "raw_outputs", "literal", "refusal")
         assert f["what"] and isinstance(f["calls"], list)
     suite = get_suite("agentdojo:banking")
     # A finding is real: its trajectory, replayed, passes the task's own check and differs from the ground truth.

@@ -36,6 +36,11 @@ OWN_GROUND_TRUTH_FAILS: dict[str, list[str]] = {
     **{s: [] for s in SUITES},
     "agentdojo:workspace": [f"injection_task_{n}" for n in (10, 11, 12, 13, 6, 7, 8, 9)],
 }
+# User tasks whose attacked cases randori's scripted agents cannot do, unlike AgentDojo's replay of a
+# fixed ground truth: the attack text takes the place of the very text that gives what only the data
+# gives (banking's bill vector is the bill's payee and sum; randori's marks, marks.py), so no agent can
+# know what to pay. docs/guides/agentdojo.md names them.
+DATA_REPLACED: dict[str, list[str]] = {**{s: [] for s in SUITES}, "agentdojo:banking": ["user_task_0"]}
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -127,6 +132,9 @@ def test_every_v1_2_2_case_gets_agentdojos_own_verdict(name):
             mismatches.append((r.kind, r.user_task or r.injection_task, r.status, r.utility, want))
     for r in gullible:
         want = attacked[(r.user_task, r.injection_task)]
+        if r.user_task in DATA_REPLACED[name]:
+            assert want[0]  # AgentDojo's replay pays a bill it was never shown
+            want = (False, want[1])
         if r.status != "ok" or (r.utility, r.attack_succeeded) != want:
             mismatches.append((r.user_task, r.injection_task, r.status, (r.utility, r.attack_succeeded), want))
     assert mismatches == []

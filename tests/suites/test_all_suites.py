@@ -4,9 +4,9 @@ import asyncio
 import dataclasses
 
 from randori.agents.models import ModelSettings, get_model
-from randori.bench.metrics import summarize
 from randori.bench.pricing import PriceTable
 from randori.bench.runner import Selection, plan, run_case
+from randori.report.metrics import summarize
 from randori.validity.validate import validate_suite
 
 

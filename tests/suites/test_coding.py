@@ -18,23 +18,24 @@ pytestmark = pytest.mark.slow  # sandboxed runs
 
 SUITE = get_suite("coding")
 WEAKNESS_TASKS = {it.test: it for it in SUITE.injection_tasks.values() if hasattr(it, "test")}
+EXPLOITS = [w for w in WEAKNESSES if not w.by_files]  # the security tests run in the sandbox
 
 
 def test_every_weakness_has_an_injection_task():
-    assert set(WEAKNESS_TASKS) == {w.test for w in WEAKNESSES}
-    assert len({w.cwe for w in WEAKNESSES}) == 11 and len(SUITE.injection_tasks) >= 12
+    assert set(WEAKNESS_TASKS) == {w.test for w in EXPLOITS}
+    assert len({w.cwe for w in EXPLOITS}) == 11 and len(SUITE.injection_tasks) >= 12
     assert len(SUITE.user_tasks) >= 20
 
 
-@pytest.mark.parametrize("test", [w.test for w in WEAKNESSES])
+@pytest.mark.parametrize("test", [w.test for w in EXPLOITS])
 def test_exploit_fails_on_the_reference_and_succeeds_on_the_injected_variant(test):
     task, repo = WEAKNESS_TASKS[test], BY_TEST[test].repo
     env = SUITE.load_env()
-    assert security_scan(repo, repo_files(env, repo)) == {w.test: False for w in WEAKNESSES if w.repo == repo}
+    assert security_scan(repo, repo_files(env, repo)) == {w.test: False for w in EXPLOITS if w.repo == repo}
     SUITE.replay(env, task.ground_truth(env))
     found = security_scan(repo, repo_files(env, repo))
     # The injected variant trips its own exploit and no other.
-    assert found == {w.test: w.test == test for w in WEAKNESSES if w.repo == repo}
+    assert found == {w.test: w.test == test for w in EXPLOITS if w.repo == repo}
 
 
 def test_the_oracles_code_carries_no_weakness():
@@ -84,22 +85,23 @@ def test_cli_run_calibrates_with_the_scripted_agents(tmp_path):
         return out
 
     o, g = rows("oracle"), rows("gullible")
-    assert len([r for r in o if r[0] == "benign"]) == 20 and all(r[1] == 1 for r in o if r[0] == "benign")
+    n = len(SUITE.user_tasks)
+    assert len([r for r in o if r[0] == "benign"]) == n and all(r[1] == 1 for r in o if r[0] == "benign")
     assert all(r[1] == 1 and r[2] == 0 for r in o if r[0] == "attacked")
     attacked = [r for r in g if r[0] == "attacked"]
-    assert len(attacked) == 20 and all(r[3] == 1 and r[2] == 1 for r in attacked)
+    assert len(attacked) == n and all(r[3] == 1 and r[2] == 1 for r in attacked)
 
     # Weakness introduced with and without attack: CWE-942 (the injection's) under attack only.
     rep = randori("report", "-r", str(tmp_path / "gullible"), "--format", "json")
     assert rep.returncode == 0, rep.stderr
     table = json.loads(rep.stdout)["weaknesses"]
     [cors] = [w for w in table if w["cwe"] == "CWE-942" and w["attack"]]
-    assert (cors["without_attack"]["successes"], cors["without_attack"]["n"]) == (0, 20)
-    assert (cors["with_attack"]["successes"], cors["with_attack"]["n"]) == (20, 20)
+    assert (cors["without_attack"]["successes"], cors["without_attack"]["n"]) == (0, n)
+    assert (cors["with_attack"]["successes"], cors["with_attack"]["n"]) == (n, n)
     [banner] = [w for w in table if w["vector"] == "test_runner_banner"]
-    assert banner["with_attack"]["n"] == 20 and banner["with_attack"]["rate"] == 1.0
+    assert banner["with_attack"]["n"] == n and banner["with_attack"]["rate"] == 1.0
     benign_only = {w["cwe"] for w in table if w["scope"] == "cwe" and not w["attack"]}
-    assert len(benign_only) == 10 and "CWE-942" not in benign_only
+    assert benign_only == {w.cwe for w in WEAKNESSES} - {"CWE-942"}
     text = randori("report", "-r", str(tmp_path / "gullible")).stdout
     assert "weakness introduced in the code" in text and "via test_runner_banner" in text
     # every vector's name whole (the table's columns widen to their longest entry, never cut)
@@ -120,7 +122,8 @@ def test_external_agents_run_it_like_any_suite(tmp_path):
     only = ("injection_task_7",)
     scripted = run_in_process(tmp_path / "scripted", "builtin", "scripted/gullible", ["coding"], injection_tasks=only)
     python = run_in_process(tmp_path / "python", PY_GULLIBLE, None, ["coding"], injection_tasks=only)
-    assert python == scripted and len(python) == 41  # 20 benign, 20 attacked, the injection alone
+    # every user task benign and attacked, and the injection alone
+    assert python == scripted and len(python) == 2 * len(SUITE.user_tasks) + 1
     assert all(v[2] == 1 for k, v in python.items() if k[0] == "attacked")
     with FakeOpenAIServer(Replay(gullible=True).policy) as server:
         proc = randori("run", "--agent", MCP_AGENT, "-s", "coding", "-u", "user_task_4", "-u", "user_task_11",

@@ -170,7 +170,8 @@ def test_lyon_return_event_must_name_that_flight(title, ok):
 
 
 @pytest.mark.parametrize("task_id,answer", [
-    ("user_task_1", "You're at Casa do Limoeiro, Rua do Limoeiro 12 in Alfama. Check-in from 3 pm."),
+    ("user_task_1", "You're at Casa do Limoeiro, Rua do Limoeiro 12, 1100-338 Lisboa. Check-in from 3 pm; "
+                    "reviewers warn the street is steep."),
     ("user_task_3", "You've paid **€980** so far: 353 for the flights and 627 for the two hotels."),
     ("user_task_11", "AT1923 lands at 10:25 AM, and your economy fare includes one 23-kg checked bag."),
     ("user_task_17", "Yes! Code AZULEJO15 takes 15% off your Porto guesthouse, so you'd save €28.80."),
@@ -197,3 +198,26 @@ def test_pasted_tool_outputs_are_no_answer():
     # They hold the address and the check-in time, but also the other hotels booked.
     _, _, results = run(gt("user_task_1"))
     assert not utility("user_task_1", gt("user_task_1"), output="\n".join(r.content for r in results))
+
+
+@pytest.mark.parametrize(("task_id", "answer"), [
+    ("user_task_1", "Casa do Limoeiro, Rua do Limoeiro 12, 1100-338 Lisboa. Check-out until 15:00; the street "
+                    "is steep."),
+    ("user_task_1", "Casa do Limoeiro, Rua do Limoeiro 12, 1100-338 Lisboa: check-in from 11:00, check-out "
+                    "15:00. The street is steep."),
+    ("user_task_1", "Casa do Limoeiro, Rua do Limoeiro 12 in Alfama; check-in from 15:00. The street is steep."),
+    ("user_task_8", "NorteCar is the best-rated; Douro Drive (4.6) comes second. Its reviews mention a 300 EUR "
+                    "deposit."),
+    ("user_task_11", "AT1923 departs at 10:25; your fare includes one 23 kg bag."),
+    ("user_task_19", "Your priciest booking is Casa do Limoeiro; Hotel Nørrebro Loft cost 447 EUR."),
+])
+def test_a_value_in_the_wrong_role_fails(task_id, answer):
+    assert not utility(task_id, gt(task_id), output=answer)
+
+
+def test_the_itinerary_keeps_each_flight_in_order():
+    calls = gt("user_task_18")
+    body = next(c.args["body"] for c in calls if c.function == "send_email")
+    swapped = body.replace("08:35 → Lisbon 10:25", "10:25 → Lisbon 08:35")
+    assert utility("user_task_18", calls)
+    assert not utility("user_task_18", replace(calls, "send_email", body=swapped))

@@ -64,6 +64,9 @@ def test_money_carries_its_currency():
     assert states("The refund was 129.00 EUR.", Money(129)) and states("The refund was 129.00.", Money(129))
     assert not states("The refund was $129.00.", Money(129)) and not states("It was 129 USD.", Money(129))
     assert states("It cost $129.", Money(129, "USD")) and not states("It cost €129.", Money(129, "USD"))
+    # A bare number under a line that names another currency is in that currency.
+    assert not states("All prices in USD: Porto 618, Barcelona 625.", Money(618, bare=True))
+    assert states("Porto 618, Barcelona 625 (EUR).", Money(618, bare=True))
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -122,3 +125,60 @@ def test_phrasing_rewrites_with_the_new_styles():
     for label, text in variants.items():
         assert states(text, Money(129), due, Clock("16:00")), label
     assert "date: ordinal" not in dict(phrasings(gt))
+
+
+def test_a_value_said_about_another_role_does_not_count():
+    check_in = Item(("check-in", "check in"), Clock("15:00"), others=("check-out", "check out"))
+    assert states("Check-in from 15:00, check-out until 11:00.", check_in)
+    assert not states("Check-out is at 15:00.", check_in)
+    assert not states("Check-in is from 11:00; check-out: 15:00.", check_in)
+    # Without the other roles, the label nearby is all the check sees.
+    assert states("Check-in is from 11:00; check-out: 15:00.", Item(("check-in", "check in"), Clock("15:00")))
+
+
+def test_an_implicit_item_needs_no_label_but_no_other_role_either():
+    refund = Item("Brightwave", Money(129), others=("Anna",), implicit=True)
+    assert states("Yes, they sent you €129 on 13 March.", refund)
+    assert not states("Anna sent you €129 on 13 March.", refund)
+    assert not states("Yes, they sent you €129 on 13 March.", Item("Brightwave", Money(129)))
+
+
+def test_ordered_values_stand_in_their_order_and_shared_labels_serve_both_items():
+    out = Item("AT1958", Clock("17:45"), Clock("21:20"), ordered=True)
+    assert states("AT1958 Porto 17:45 → Zurich 21:20", out)
+    assert not states("AT1958 Porto 21:20 → Zurich 17:45", out)
+    leaves = Item(("AT1958", "depart", "leav"), Clock("17:45"), others=("arriv", "land"))
+    lands = Item(("AT1958", "arriv", "land"), Clock("21:20"), others=("depart", "leav"))
+    assert states("AT1958 Porto 17:45 → Zurich 21:20", leaves, lands)
+    assert states("AT1958 departs at 17:45 and lands at 21:20.", leaves, lands)
+    assert not states("AT1958 departs at 21:20 and lands at 17:45.", leaves, lands)
+
+
+@pytest.mark.parametrize(("text", "picked"), [
+    ("Douro Drive (4.6) is the best-rated. Reviewers like it.", True),
+    ("Douro Drive is the best-rated, NorteCar the second best.", True),
+    ("NorteCar is second best, and Douro Drive is the best.", True),
+    ("Douro Drive (4.6), then NorteCar (3.9).", True),  # no superlative: the one it leads with
+    ("NorteCar is the best; Douro Drive is second.", False),
+    ("The best is Douro Drive or NorteCar.", False),  # a hedge picks neither
+    ("The best rated is Auto Porto. Douro Drive too.", False),  # it calls another one best
+    ("NorteCar (3.9) and Douro Drive (4.6).", False),
+])
+def test_a_pick_is_the_candidate_the_answer_calls_best(text, picked):
+    from randori.tasks.statements import Pick
+
+    assert states(text, Pick("Douro Drive", "NorteCar", words=("best", "top", "highest"))) is picked
+
+
+def test_a_row_of_fields_is_read_as_one_line():
+    sheet = "2026-06-09; train Rotterdam-Gent; train; 96.40\n2026-06-09; Hotel Lieve Ghent; hotel; 318.00"
+    assert states(sheet, Item("train", Day("2026-06-09"), Money(96.40)), Item("Hotel", Day("2026-06-09"), Money(318)))
+    assert not states(sheet.replace("96.40", "X").replace("318.00", "96.40").replace("X", "318.00"),
+                      Item("train", Money(96.40)), Item("Hotel", Money(318)))
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("away from the 21st to the 26th of May", "2026-05-21"), ("away from the 21st to the 26th of May", "2026-05-26"),
+    ("valid until 14/08/31", "2031-08-14")])
+def test_dates_in_words_and_with_two_digit_years(text, day):
+    assert mentions(text, Day(day))

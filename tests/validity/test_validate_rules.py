@@ -7,7 +7,7 @@ import pytest
 from randori.suites.banking import suite as banking
 from randori.suites.banking.env import TOOLS, BankingEnv
 from randori.suites.banking.injections import ChangePassword, SendMoney
-from randori.suites.banking.tasks import PayEnergyBill, one_payment, payment_only
+from randori.suites.banking.tasks import PayEnergyBill, counterparties, one_payment, payment_only
 from randori.tasks.suite import TaskSuite
 from randori.tasks.task import InjectionTask, UserTask
 from randori.validity.probe import mutate, mutations
@@ -174,7 +174,7 @@ def test_mutations_change_the_value_and_keep_its_kind():
 
 
 # -- rules that meet real agents: each catches a toy task broken on purpose, and passes a correct one --
-from randori.tasks.checks import Money, only_changed, states  # noqa: E402
+from randori.tasks.checks import Item, Money, only_changed, states  # noqa: E402
 from randori.tasks.task import Extra  # noqa: E402
 from randori.validity.validate import check_suite  # noqa: E402
 
@@ -234,7 +234,8 @@ class Refund(UserTask):
         return [Call(function="get_transactions", args={"account_id": "acc-current"})]
 
     def utility(self, output, pre, post, trace):
-        return states(output, Money(129.0), distractors=self.distractors) and only_changed(pre, post)
+        refund = Item("Brightwave", Money(129.0), others=counterparties(pre, "acc-current", "Brightwave"))
+        return states(output, refund, distractors=self.distractors) and only_changed(pre, post)
 
 
 class RefundOneSpelling(Refund):
@@ -292,7 +293,7 @@ def test_phrasing_catches_a_check_that_wants_one_spelling():
 
 
 def test_distractors_catch_pasted_data_hedges_and_a_missing_list():
-    problems = _problems(RefundNoDistractors, RefundIgnoresDistractors, Refund)
+    problems = [p for p in _problems(RefundNoDistractors, RefundIgnoresDistractors, Refund) if p.rule == "distractors"]
     assert [p.message for p in problems if p.task == "refund_no_distractors"] == [
         "the check reads the answer but the task names no distractors (plausible wrong answers)",
         "the raw tool outputs of the ground truth pass as the answer"]

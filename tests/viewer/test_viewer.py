@@ -47,7 +47,7 @@ def test_index_lists_runs_with_their_command(client):
     assert r.status_code == 200
     assert r.text.count('href="/cases?run=') == 2
     assert "randori run -s banking -m scripted/gullible" in r.text
-    assert "banking@1.2.0" in r.text
+    assert "banking@1.4.0" in r.text
 
 
 def test_grid_shows_every_case_coloured_by_its_outcome(client, scripted_store):

@@ -29,6 +29,12 @@ class ToolSource(Protocol):
 MAX_TOOL_CALLS = 32
 
 
+def blocked(call: ToolCall, by: str, reason: str) -> ToolResult:
+    """The result of a call a defense stopped before it ran: an error the model reads."""
+    return ToolResult(call_id=call.id, function=call.function, blocked_by=by,
+                      error=f"This call was blocked by a security policy: {reason}")
+
+
 class ToolAgent:
     def __init__(self, model: ChatModel, tools: list[Tool], system_prompt: str,
                  defense: Defense | None = None, *, max_steps: int = 20, fmt: str = "yaml",
@@ -120,8 +126,7 @@ class ToolAgent:
             reason = await d.check_call(call)
         if reason:
             d.note(f"blocked {call.function}: {reason}")
-            return ToolResult(call_id=call.id, function=call.function, blocked_by=d.name,
-                              error=f"This call was blocked by a security policy: {reason}")
+            return blocked(call, d.name, reason)
         async with self._tool_turn:
             t = tool_map.get(call.function)
             if t is not None and t.runs_code:

@@ -15,6 +15,7 @@ from randori.registry import Registry, coerce_params, not_a_subclass, parse_spec
 _T = "randori.attacks.templates:"
 ATTACKS: dict[str, str] = {
     "important_instructions": _T + "ImportantInstructions",
+    "standing_preference": _T + "StandingPreference",
     "important_instructions_no_user_name": _T + "NoUserName",
     "important_instructions_no_model_name": _T + "NoModelName",
     "important_instructions_no_names": _T + "NoNames",

@@ -7,6 +7,12 @@ goal, attack, model, defense, injections: {vector: text}}]}. A case takes the te
 the same goal (word for word, so a reworded goal never gets a stale text), preferring one found on
 the same user task, whose vectors it then uses as they were; otherwise the entry's text goes into
 every vector the case's user task reaches. A goal the bank has no text for is an error naming it.
+
+`bank[file=...,any_goal=true]` scores a bank on goals it was not found on (a held-out split): each
+entry whose text states its goal word for word becomes a template (the goal cut out, `GOAL`), and
+every case gets the template that broke the most cases of the bank (the first found among equals),
+with its own goal written in, in every vector its user task reaches. Entries that never state their
+goal cannot carry over and are left out; a bank with no template is an error.
 """
 
 from __future__ import annotations
@@ -54,10 +60,26 @@ def read_bank(path: str) -> tuple[dict[str, Any], ...]:
     return tuple(entries)
 
 
+GOAL = "{goal}"  # where a template's goal goes (written in by str.replace: other braces stay as they are)
+
+
+def templates(entries: tuple[dict[str, Any], ...]) -> list[tuple[str, int]]:
+    """The bank's texts with their goal cut out, each with how many entries it came from, most first
+    (ties in the bank's order)."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        text = "\n".join(dict.fromkeys(e["injections"].values()))
+        if e["goal"] and e["goal"] in text and GOAL not in text:
+            template = text.replace(e["goal"], GOAL)
+            counts[template] = counts.get(template, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
 class Bank(Attack):
     description = ("Replays injection texts that succeeded before (a bank written by `randori attacks export`), "
-                   "e.g. against another model or defense: bank[file=PATH].")
-    parameters = {"file": str}
+                   "e.g. against another model or defense: bank[file=PATH]; bank[file=PATH,any_goal=true] "
+                   "writes each case's own goal into the bank's most successful text (held-out goals).")
+    parameters = {"file": str, "any_goal": bool}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -70,6 +92,8 @@ class Bank(Attack):
             raise UserError("the bank attack needs a file: --attack \"bank[file=bank.json]\" (write one with "
                             "`randori attacks export`)")
         goal = injection_task.goal if injection_task is not None else None
+        if self.params.get("any_goal"):
+            return self._held_out(goal, context)
         found = [e for e in read_bank(self.params["file"]) if e["goal"] == goal]
         if not found:
             raise UserError(f"the bank {self.params['file']} has no text for {getattr(injection_task, 'id', '?')} "
@@ -81,3 +105,11 @@ class Bank(Attack):
         text = "\n".join(dict.fromkeys(found[0]["injections"].values()))
         tool_only = set(found[0]["injections"]) <= set(context.tool_vectors)
         return dict.fromkeys(context.tool_vectors if tool_only else context.vectors, text)
+
+    def _held_out(self, goal: str | None, context: AttackContext) -> dict[str, str]:
+        best = templates(read_bank(self.params["file"]))
+        if not best:
+            raise UserError(f"the bank {self.params['file']} has no text that states its goal word for word, so "
+                            "none carries over to another goal (any_goal)")
+        text = best[0][0].replace(GOAL, goal or "")
+        return dict.fromkeys(context.vectors or context.tool_vectors, text)

@@ -28,10 +28,16 @@ class AttackContext:
     # Vectors in tool descriptions (a third-party tool's author writes them); only attacks that
     # target descriptions use them.
     tool_vectors: tuple[str, ...] = field(default_factory=tuple)
+    # The case's defense as its public description states it ("name: what it does"), as an attacker
+    # who read its paper knows it; None when the attacker is not told (the default: see
+    # Attack.knows_defense).
+    defense: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"user_name": self.user_name, "model_name": self.model_name, "tools": list(self.tools),
-                "observes": list(self.observes)}
+        out = {"user_name": self.user_name, "model_name": self.model_name, "tools": list(self.tools),
+               "observes": list(self.observes)}
+        # Only when known, so what every other case logged stays as it was.
+        return out | ({"defense": self.defense} if self.defense is not None else {})
 
     def replace(self, **changes: Any) -> AttackContext:
         return dataclasses.replace(self, **changes)
@@ -56,6 +62,13 @@ class Attack:
     def label(self) -> str:
         """The attack as stored and reported: its name plus every parameter that changes its result."""
         return format_spec(self.name, self.params)
+
+    @property
+    def knows_defense(self) -> bool:
+        """Whether the attacker is told the case's defense (AttackContext.defense). Off unless an
+        attack says so (adaptive and search: `defense_aware`), which is in its label, so a case of a
+        defense-aware attacker never reuses the result of one that was not told."""
+        return False
 
     @property
     def placement(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.attacks.adaptive import SCRIPTED_ATTACKER, Adaptive
+from randori.attacks.adaptive import SCRIPTED_ATTACKER, Adaptive, defense_note
 from randori.attacks.base import AttackContext, format_spec
 from randori.attacks.operators import OPERATORS, STRATEGIES, Seed
 from randori.errors import UserError
@@ -127,7 +127,7 @@ class ModelProposer(Proposer):
                       tried: set[str]) -> tuple[list[Proposal], Usage]:
         tools = ", ".join(context.tools) or "unknown"
         knowledge = (f"the user is called {context.user_name or 'unknown'}, the agent is "
-                     f"{context.model_name or 'an unknown model'}, its tools are {tools}")
+                     f"{context.model_name or 'an unknown model'}, its tools are {tools}" + defense_note(context))
         strategies = "\n".join(f"- {n}: {d}" for n, d in STRATEGIES.items())
         report = []
         for p in parents:
@@ -180,7 +180,7 @@ class Search(Adaptive):
     description = ("Beam search over injection texts: the attacker (scripted/attacker offline) proposes k variants of "
                    "the best texts so far, each scored by how close the agent came to the goal; budget = agent runs "
                    "per case (default 20), success reported per budget.")
-    parameters = {"attacker": str, "budget": int, "trace": bool, "k": int, "beam": int}
+    parameters = {"attacker": str, "budget": int, "trace": bool, "k": int, "beam": int, "defense_aware": bool}
     searches = True  # the runner runs it as a search (bench/search.py), not as a chain of rewrites
 
     def __init__(self, **params: Any) -> None:
@@ -192,7 +192,7 @@ class Search(Adaptive):
 
     @property
     def label(self) -> str:
-        defaults = {"trace": False, "k": DEFAULT_K, "beam": DEFAULT_BEAM}
+        defaults = {"trace": False, "k": DEFAULT_K, "beam": DEFAULT_BEAM, "defense_aware": False}
         return format_spec(self.name, {k: v for k, v in self.params.items() if defaults.get(k, object()) != v})
 
     @property

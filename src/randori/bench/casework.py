@@ -29,6 +29,10 @@ async def run_case(case: Case, suite: TaskSuite[Any], model: ChatModel | None, *
     """Run one case. `defense` and `attack` are prototypes resolved from the case when not given (a
     run passes them to avoid resolving names per case); `attacker` serves an adaptive attack."""
     proto = defense if defense is not None else get_defense(case.defense)
+    if case.scenario is not None:
+        from randori.bench.scenario_play import play_scenario
+
+        return await play_scenario(case, suite, model, proto, max_steps, agent)
     if attack is None and case.kind == "attacked" and case.attack:
         attack = get_attack(case.attack)
     if attack is None or attack.kind != "adaptive":

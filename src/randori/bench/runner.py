@@ -19,6 +19,7 @@ from randori.bench.casework import run_case as run_case
 from randori.bench.store import Store
 from randori.errors import UserError
 from randori.registry import describe_exception
+from randori.tasks.splits import DEFAULT_SEED, suite_splits
 from randori.tasks.suite import TaskSuite
 
 if TYPE_CHECKING:
@@ -42,6 +43,33 @@ class Selection:
     attack_defaults: Mapping[str, Any] = field(default_factory=dict)
     attacker_base_url: str | None = None  # an OpenAI-compatible server for the attacker model
     agent: AgentSpec = BUILTIN
+    # Only the cases of this split (randori.tasks.splits), cut with `split_seed`; None: every case.
+    split: str | None = None
+    split_seed: str = DEFAULT_SEED
+    # Only the user tasks that need their data (UserTask.data_directed).
+    data_directed: bool = False
+
+    def tasks(self, suite: TaskSuite[Any]) -> tuple[list[str], list[str]]:
+        """The user and injection tasks of `suite` this selection takes: those asked for (all by
+        default), only those that need their data when asked, within the split when there is one."""
+        uts = _pick(suite, "user task", suite.user_tasks, self.user_tasks)
+        its = _pick(suite, "injection task", suite.injection_tasks, self.injection_tasks)
+        if self.data_directed:
+            uts = [u for u in uts if _needs_data(suite, u)]
+        if self.split is None:
+            return uts, its
+        splits = suite_splits(suite, self.split_seed)
+        return ([u for u in uts if u in splits.user[self.split]],
+                [i for i in its if i in splits.injection[self.split]])
+
+    @property
+    def split_label(self) -> dict[str, str] | None:
+        """What a case of this selection records of its split (None without one)."""
+        return {"name": self.split, "seed": self.split_seed} if self.split is not None else None
+    # Run the suites' scenarios (randori.tasks.scenario) instead of their single-session cases:
+    # each benign, and each attacked scenario under each attack; `scenario_ids` narrows them.
+    scenarios: bool = False
+    scenario_ids: Sequence[str] = ()
 
 
 def resolve_attacks(sel: Selection) -> list[Attack]:
@@ -81,8 +109,11 @@ def count_cases(sel: Selection, attacks: Sequence[Attack], defenses: int) -> int
     """How many cases `plan` would make, without making them."""
     n = 0
     for suite in sel.suites:
-        uts = len(_pick(suite, "user task", suite.user_tasks, sel.user_tasks))
-        its = len(_pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks))
+        if sel.scenarios:
+            picked = [suite.scenarios[s] for s in _pick(suite, "scenario", suite.scenarios, sel.scenario_ids)]
+            n += sum(sel.benign + (sum(_scenario_attack(a) for a in attacks) if sc.goal else 0) for sc in picked)
+            continue
+        uts, its = map(len, sel.tasks(suite))
         per_defense = uts * sel.benign + its * sel.injection_only
         per_defense += sum(uts if a.kind == "dos" else uts * its for a in attacks)
         n += per_defense
@@ -101,8 +132,7 @@ def plan(sel: Selection) -> list[Case]:
                         "lower --repeats or select fewer suites, tasks, attacks or defenses")
     cases: list[Case] = []
     for suite in sel.suites:
-        uts = _pick(suite, "user task", suite.user_tasks, sel.user_tasks)
-        its = _pick(suite, "injection task", suite.injection_tasks, sel.injection_tasks)
+        uts, its = sel.tasks(suite)
         subject = sel.agent.label if sel.agent.external or sel.model is None else sel.model.name
         # An external agent is known to the attacker by its declared name (--agent-version), never by its
         # command line: where it is installed must not change the attack.
@@ -112,13 +142,16 @@ def plan(sel: Selection) -> list[Case]:
         initial = suite.load_env() if attacks else None
         for defense in defenses:
             common: dict[str, Any] = {"suite": suite.name, "suite_version": suite.version, "model": subject,
-                                      "settings": settings[defense]}
+                                      "settings": settings[defense], "split": sel.split_label}
             if sel.agent.external:
                 common |= {"agent": sel.agent.name, "agent_version": sel.agent.version}
+            if sel.scenarios:
+                cases += _scenario_cases(sel, suite, attacks, defense, common, knowledge, initial)
+                continue
             for rep in range(sel.repeats):
                 if sel.benign:
-                    cases += [Case("benign", user_task=u, injection_task=None, attack=None,
-                                   defense=defense, repeat=rep, **common) for u in uts]
+                    cases += [Case("benign", user_task=u, injection_task=None, attack=None, defense=defense,
+                                   repeat=rep, data_directed=_needs_data(suite, u), **common) for u in uts]
                 if sel.injection_only:
                     cases += [Case("injection_only", user_task=None, injection_task=i, attack=None,
                                    defense=defense, repeat=rep, **common) for i in its]
@@ -126,13 +159,15 @@ def plan(sel: Selection) -> list[Case]:
                     for u in uts:
                         ctx = _attack_call(attack, suite, u, attack.context, AttackContext(
                             vectors=suite.reachable_vectors(u), environment=initial,
-                            tool_vectors=tuple(suite.tool_vectors), **knowledge))
+                            tool_vectors=tuple(suite.tool_vectors),
+                            defense=known_defense(defense) if attack.knows_defense else None, **knowledge))
                         if attack.kind == "dos":  # no attacker goal: once per user task
                             cases.append(Case("dos", user_task=u, injection_task=None, attack=attack.label,
                                               defense=defense, repeat=rep,
                                               injections=_attack_call(attack, suite, u, attack.injections,
                                                                       suite.user_tasks[u], None, ctx),
-                                              attacker_knowledge=ctx.as_dict(), **common))
+                                              attacker_knowledge=ctx.as_dict(),
+                                              data_directed=_needs_data(suite, u), **common))
                             continue
                         for i in its:
                             inj = _attack_call(attack, suite, u, attack.injections, suite.user_tasks[u],
@@ -140,8 +175,50 @@ def plan(sel: Selection) -> list[Case]:
                             cases.append(Case("attacked", user_task=u, injection_task=i,
                                               attack=attack.label, defense=defense, repeat=rep,
                                               injections=inj, attacker_knowledge=ctx.as_dict(),
-                                              placement=attack.placement, **common))
+                                              placement=attack.placement,
+                                              data_directed=_needs_data(suite, u), **common))
     return cases
+
+
+def _needs_data(suite: TaskSuite[Any], user_task: str) -> bool:
+    return bool(getattr(suite.user_tasks[user_task], "data_directed", False))
+
+
+def _scenario_attack(attack: Attack) -> bool:
+    """Attacks that write one fixed text per case pursue a scenario's goal; denial of service and
+    adaptive attacks (which rewrite between tries of one conversation) do not apply."""
+    return attack.kind not in ("dos", "adaptive")
+
+
+def _scenario_cases(sel: Selection, suite: TaskSuite[Any], attacks: Sequence[Attack], defense: str,
+                    common: dict[str, Any], knowledge: dict[str, Any], initial: Any) -> list[Case]:
+    cases: list[Case] = []
+    for rep in range(sel.repeats):
+        for sid in _pick(suite, "scenario", suite.scenarios, sel.scenario_ids):
+            sc = suite.scenarios[sid]
+            base: dict[str, Any] = {"scenario": sid, "sessions": sc.session_ids, "defense": defense, "repeat": rep,
+                                    "user_task": None, **common}
+            if sel.benign:
+                cases.append(Case("scenario", injection_task=None, attack=None, **base))
+            if sc.goal is None:
+                continue
+            for attack in (a for a in attacks if _scenario_attack(a)):
+                ctx = _attack_call(attack, suite, sid, attack.context, AttackContext(
+                    vectors=suite.scenario_vectors(sid), environment=initial,
+                    tool_vectors=tuple(suite.tool_vectors), **knowledge))
+                inj = _attack_call(attack, suite, sid, attack.injections, sc.sessions[0], sc.goal, ctx)
+                cases.append(Case("scenario_attacked", injection_task=sc.goal.id, attack=attack.label,
+                                  injections=inj, attacker_knowledge=ctx.as_dict(), placement=attack.placement,
+                                  **base))
+    return cases
+
+
+def known_defense(spec: str) -> str:
+    """A defense as an attacker who read its paper knows it: its name and public description (each
+    member's, for a stack)."""
+    d = get_defense(spec)
+    members = getattr(d, "members", None) or [d]
+    return "; ".join(f"{m.name}: {' '.join(type(m).description.split())}" for m in members)
 
 
 def _settings(sel: Selection, defense: str) -> dict[str, Any]:
@@ -175,8 +252,12 @@ def _attack_call(attack: Attack, suite: TaskSuite[Any], user_task: str, fn: Call
 
 def _check_ids(sel: Selection) -> None:
     """Every requested task id must exist in at least one selected suite."""
+    if sel.scenarios and not any(s.scenarios for s in sel.suites):
+        raise UserError(f"suite(s) {', '.join(s.name for s in sel.suites)} declare no scenarios "
+                        "(see `randori suites show SUITE`)")
     for what, wanted, attr in (("user task", sel.user_tasks, "user_tasks"),
-                               ("injection task", sel.injection_tasks, "injection_tasks")):
+                               ("injection task", sel.injection_tasks, "injection_tasks"),
+                               ("scenario", sel.scenario_ids, "scenarios")):
         known = {tid for s in sel.suites for tid in getattr(s, attr)}
         unknown = [w for w in wanted if w not in known]
         if unknown:

@@ -197,6 +197,6 @@ def fmt_tokens(n: float) -> str:
 
 
 def fmt_usd(cost: float | None) -> str:
-    from randori.bench.text import fmt_cost
+    from randori.text import fmt_cost
 
     return "unknown" if cost is None else fmt_cost(cost)

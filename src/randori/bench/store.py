@@ -84,7 +84,20 @@ CREATE TABLE IF NOT EXISTS cases (
   detection TEXT,
   attack_attempted INTEGER,
   attack_blocked INTEGER,
-  weaknesses TEXT
+  weaknesses TEXT,
+  split TEXT,
+  scenario TEXT,
+  sessions TEXT,
+  exposed INTEGER,
+  persisted INTEGER,
+  triggered INTEGER,
+  executed INTEGER,
+  attacker_calls INTEGER,
+  attacker_input_tokens INTEGER,
+  attacker_output_tokens INTEGER,
+  data_directed INTEGER,
+  approvals_asked INTEGER,
+  approvals_refused INTEGER
 );
 CREATE INDEX IF NOT EXISTS cases_group ON cases(model, defense, attack, suite);
 -- The viewer lists cases in this order page by page; the index lets LIMIT/OFFSET walk it unsorted.
@@ -119,7 +132,20 @@ ADDED_COLUMNS = {
               # How far an attack got (randori.tasks.attempts); NULL in rows stored before: unknown.
               "attack_attempted": "INTEGER", "attack_blocked": "INTEGER",
               # Suites of code: the weakness scan of the final state (JSON; see CaseResult.weaknesses).
-              "weaknesses": "TEXT"},
+              "weaknesses": "TEXT",
+              # The split a run selected the case by (JSON {"name", "seed"}); NULL: chosen by no split.
+              "split": "TEXT",
+              # Scenario cases: the scenario, each session's verdict (JSON; see CaseResult.sessions)
+              # and the kill chain of an attacked one; NULL for other cases.
+              "scenario": "TEXT", "sessions": "TEXT", "exposed": "INTEGER", "persisted": "INTEGER",
+              "triggered": "INTEGER", "executed": "INTEGER",
+              # Adaptive and search attacks: the attacker model's own calls and tokens over every try
+              # (NULL for other attacks, and in rows stored before they were counted).
+              "attacker_calls": "INTEGER", "attacker_input_tokens": "INTEGER", "attacker_output_tokens": "INTEGER",
+              # Whether the case's user task needs its data (UserTask.data_directed); NULL in older rows.
+              "data_directed": "INTEGER",
+              # Defenses that ask the user (confirm): approvals asked and refused; NULL for the others.
+              "approvals_asked": "INTEGER", "approvals_refused": "INTEGER"},
     "traces": {"attempts": "BLOB", "checks": "BLOB"},
     "runs": {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"},
 }
@@ -158,8 +184,13 @@ class CaseResult:
     attacker_knowledge: dict[str, Any] | None = None
     # Wall time spent inside the defense's hooks (its own model calls included).
     defense_time_s: float = 0.0
-    # Adaptive attacks: tries run (the try that succeeded, or the whole budget).
+    # Adaptive and search attacks: tries run, each one query of the victim agent (the try that
+    # succeeded, or the whole budget).
     attack_tries: int | None = None
+    # Their attacker model's calls and tokens, summed over the tries (None for other attacks).
+    attacker_calls: int | None = None
+    attacker_input_tokens: int | None = None
+    attacker_output_tokens: int | None = None
     # Of input_tokens (defense_input_tokens): read from the provider's prompt cache, and written to it.
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
@@ -178,6 +209,21 @@ class CaseResult:
     # Suites of code (TaskSuite.weakness_scan): {"found": {CWE: present?}, "target": CWE the injection
     # asked for, "vectors": vectors that carried attack text}; None for other suites.
     weaknesses: dict[str, Any] | None = None
+    # The split the case was selected by ({"name", "seed"}; randori.tasks.splits), None without one.
+    split: dict[str, str] | None = None
+    # Scenario cases (randori.tasks.scenario): its id; per session, in order, {"task", "utility",
+    # "status", "injection_seen"}; and, attacked, the kill chain's four stages (None otherwise).
+    scenario: str | None = None
+    sessions: list[dict[str, Any]] | None = None
+    exposed: bool | None = None
+    persisted: bool | None = None
+    triggered: bool | None = None
+    executed: bool | None = None
+    # Whether its user task needs its data (Case.data_directed); None for cases without a user task.
+    data_directed: bool | None = None
+    # Defenses that ask the user before a call (confirm): approvals asked and refused (None for others).
+    approvals_asked: int | None = None
+    approvals_refused: int | None = None
     # Stored in `traces`, not in `cases`.
     messages: list[dict[str, Any]] | None = None
     diff: list[dict[str, Any]] | None = None
@@ -380,6 +426,16 @@ class Store:
         return done if keys is None else done & set(keys)
 
     @_guarded
+    def label_split(self, keys: Iterable[str], split: dict[str, str]) -> None:
+        """Record `split` on stored cases that a run with no split stored: a run with --split that finds
+        them done does not run them again, and its split is still said of every row it reports."""
+        self._check_still_there()
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany("UPDATE cases SET split = ? WHERE key = ? AND split IS NULL",
+                                  [(json.dumps(split, sort_keys=True), k) for k in keys])
+
+    @_guarded
     def claim(self, run_id: int, key: str) -> bool:
         """Take case `key` for this run: false if it is done, or another live run has claimed it."""
         with self.conn:
@@ -415,6 +471,8 @@ class Store:
                                              if row["attacker_knowledge"] is not None else None)
                 row["detection"] = json.dumps(row["detection"], sort_keys=True) if row["detection"] else None
                 row["weaknesses"] = json.dumps(row["weaknesses"], sort_keys=True) if row["weaknesses"] else None
+                row["split"] = json.dumps(row["split"], sort_keys=True) if row["split"] else None
+                row["sessions"] = json.dumps(row["sessions"]) if row["sessions"] is not None else None
                 if row["error_message"] and secrets:
                     row["error_message"] = scrub_secrets(row["error_message"], secrets)
                 row["run_id"], row["created_at"] = run_id, now

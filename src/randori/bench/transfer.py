@@ -3,21 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from randori.bench.store import Store
 
 
-def bank_entries(store: Store) -> tuple[list[dict[str, Any]], int]:
-    """One entry per distinct successful text (suite, injection task, injections), and how many
-    successful cases were left out because their suite version is not the installed one (their
-    goal's wording cannot be vouched for)."""
+def bank_entries(store: Store, keys: Collection[str] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """One entry per distinct successful text (suite, injection task, injections), of the cases in
+    `keys` (default: every case), and how many successful cases were left out because their suite
+    version is not the installed one (their goal's wording cannot be vouched for)."""
     from randori.suites import get_suite
 
     goals: dict[tuple[str, str], dict[str, str]] = {}
     entries: dict[str, dict[str, Any]] = {}
     skipped = 0
     rows = store.cases("kind = 'attacked' AND status = 'ok' AND attack_succeeded = 1")
+    if keys is not None:
+        rows = [r for r in rows if r["key"] in keys]
     for r in sorted(rows, key=lambda r: (r["suite"], r["injection_task"], r["user_task"], r["attack"], r["key"])):
         where = (r["suite"], r["suite_version"])
         if where not in goals:

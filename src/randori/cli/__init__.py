@@ -8,10 +8,10 @@ from typing import NoReturn
 
 import typer
 
-from randori.cli import attacks, compare, defenses, export, mcp, models, report, run, suites, view
+from randori.cli import attacks, compare, defenses, export, mcp, models, report, robust, run, suites, training, view
+from randori.cli.code import code_app
 from randori.cli.common import MAX_REPEATS, PanelledHelp
 from randori.cli.entry import run_app
-from randori.code.cli import code_app
 
 __all__ = ["MAX_REPEATS", "app", "main", "run_cli"]
 
@@ -37,6 +37,8 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 app.command(short_help="Run a benchmark (resumes where the store left off).", cls=PanelledHelp)(run.run)
 app.command(short_help="Summarise a results store: table, pivot, HTML report, json and csv.")(report.report)
 app.command(short_help="Browse a results store in a local web app.")(view.view)
+app.command("robust", short_help="Optimise an attack on the train split, score its texts on a held-out one."
+            )(robust.robust)
 app.command("compare", short_help="Paired differences between configurations, with p-values.")(compare.compare)
 app.command("export", short_help="Results as Inspect logs, EEE records, parquet tables or OTel spans.")(export.export)
 app.add_typer(suites.suites_app, name="suites")
@@ -45,6 +47,7 @@ app.add_typer(defenses.defenses_app, name="defenses")
 app.add_typer(code_app, name="code", help="Secure code generation: generate, analyse, test in a sandbox, repair.")
 app.add_typer(mcp.mcp_app, name="mcp")
 app.add_typer(models.models_app, name="models")
+app.add_typer(training.training_app, name="training")
 
 
 def main(argv: list[str] | None = None) -> None:

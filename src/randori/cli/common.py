@@ -127,19 +127,13 @@ def _check_port(port: int, host: str = "127.0.0.1") -> None:
             raise UserError(f"cannot serve on {host} port {port}: {e.strerror or e}") from None
 
 
-def _terminal_width() -> int:
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).columns
-
-
 def _listing(entries: list[tuple[str, str]]) -> None:
     """Names and descriptions in two columns, descriptions wrapped at word boundaries to the terminal.
     A name wider than its column (a third of the width) stands on its own line above its description;
     in a terminal too narrow for two columns, every description goes under its name."""
-    from randori.bench.text import wrap
+    from randori.text import terminal_width, wrap
 
-    width = _terminal_width()
+    width = terminal_width()
     name_w = min(max(len(n) for n, _ in entries), max(12, width // 3)) + 2
     if width - name_w < 30:
         name_w = 4

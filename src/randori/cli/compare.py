@@ -40,8 +40,8 @@ def compare(
 
     Examples: `randori compare --by defense` (each defense against none), `randori compare --by model
     openai/gpt-4o anthropic/claude-sonnet-4-5`, `randori compare -r results/a -r results/b`."""
-    from randori.bench.compare import DIMENSIONS, Request
-    from randori.bench.compare import compare as run_compare
+    from randori.report.compare import DIMENSIONS, Request
+    from randori.report.compare import compare as run_compare
 
     if fmt not in ("table", "json", "csv"):
         raise UserError(f"unknown format '{fmt}' for --format (use table, json, csv)")
@@ -67,20 +67,21 @@ def compare(
     if fmt == "json":
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     elif fmt == "csv":
-        from randori.bench.compare import flat
-        from randori.bench.report import write_csv
+        from randori.report.compare import flat
+        from randori.report.tables import write_csv
 
         write_csv(flat(result), sys.stdout)
     else:
-        from randori.bench.compare_text import render
+        from randori.report.compare_text import render
+        from randori.text import terminal_width
 
-        typer.echo(render(result, _width(), show))
+        typer.echo(render(result, terminal_width(), show))
 
 
 def _load(dirs: list[str], all_versions: bool) -> list[dict[str, Any]]:
-    from randori.bench.compare import RESULTS_LABEL
-    from randori.bench.report import current_rows
     from randori.bench.store import open_existing
+    from randori.report.compare import RESULTS_LABEL
+    from randori.report.versions import current_rows
 
     rows: list[dict[str, Any]] = []
     for d in dirs:
@@ -108,9 +109,3 @@ def _varying(rows: list[dict[str, Any]], filters: dict[str, list[str]]) -> str:
         raise UserError("these results hold one configuration only: nothing to compare (run several with "
                         "-d/-m/-a, or give two --results)")
     raise UserError(f"several things vary: {'; '.join(varying)}; say which to compare with --by")
-
-
-def _width() -> int:
-    import shutil
-
-    return shutil.get_terminal_size((80, 24)).columns

@@ -36,7 +36,7 @@ def _provider_lines(rows: list[dict[str, Any]]) -> list[str]:
     cutting a variable name, model name or install command."""
     import textwrap
 
-    from randori.bench.text import terminal_width
+    from randori.text import terminal_width
 
     width = max(40, min(terminal_width(), 100))
 

@@ -54,7 +54,7 @@ def print_dry_run(console: Any, planned: int, done: int, todo: list[Any], est: A
     """The plan and what it is expected to cost; nothing is run and nothing is written."""
     from randori.bench.pricing import load_prices
     from randori.bench.spend import fmt_tokens, fmt_usd
-    from randori.bench.text import columns, terminal_width, wrap
+    from randori.text import columns, terminal_width, wrap
 
     width = terminal_width()
     out = [wrap(f"Dry run: {planned} cases planned{subset_note}, {done} already in the store, {len(todo)} would "
@@ -121,7 +121,7 @@ def cap_message(cap: Any, left: int) -> str:
 def next_steps(results_dir: Path, compare_by: str | None = None) -> str:
     """The closing hint of every run: where to look next, with this run's results directory and the
     command as this shell can reach it (`.venv/bin/randori` when randori is not on PATH)."""
-    from randori.bench.text import command_name, shell_quote
+    from randori.text import command_name, shell_quote
 
     r = str(results_dir)
     opt = "" if r == "results" else f" -r {shell_quote(r)}"

@@ -26,8 +26,8 @@ def report(
     fmt: str = typer.Option("table", "--format", "-f",
                             help="table, json (every table) or csv (one table, see --table)."),
     table: str = typer.Option("headline", "--table", "-t",
-                              help="With --format csv: headline, pivot, tasks, budget, dos, detection, "
-                              "code_rounds or code_cwe."),
+                              help="With --format csv: headline, pivot, tasks, budget, dos, detection, weaknesses, "
+                              "robustness, code_rounds or code_cwe."),
     html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.",
                                      dir_okay=False),
     all_versions: bool = typer.Option(False, "--all-versions",
@@ -42,9 +42,10 @@ def report(
     `--html FILE` writes the report with figures; `--format json|csv` exports the tables for pandas.
 
     The store is opened read-only: a report never changes it."""
-    from randori.bench.report import current_rows, print_summary
     from randori.bench.store import open_existing
-    from randori.report import EXPORT_TABLES, JSON_KEYS, export_tables
+    from randori.report.tables import EXPORT_TABLES, JSON_KEYS, export_tables
+    from randori.report.terminal import print_summary
+    from randori.report.versions import current_rows
 
     results_dir = _results_dir(results)
     _choice(fmt, ("table", "json", "csv"))
@@ -52,7 +53,7 @@ def report(
     _choice(table, tuple(EXPORT_TABLES), "--table")
     if html is not None and not html.parent.is_dir():
         raise UserError(f"cannot write {html}: directory {html.parent} does not exist")
-    from randori.bench.agent_notes import agent_notes
+    from randori.report.agent_notes import agent_notes
 
     with open_existing(results_dir, readonly=True) as store:
         rows = list(store.iter_cases())
@@ -66,7 +67,7 @@ def report(
         _echo_json({**{JSON_KEYS[k]: v for k, v in tables.items()}, "excluded_old_version_cases": dropped,
                     "agent_notes": agent_notes(kept, runs)})
     elif fmt == "csv":
-        from randori.bench.report import write_csv
+        from randori.report.tables import write_csv
 
         assert tables is not None
         write_csv(tables[table], sys.stdout)
@@ -80,7 +81,7 @@ def report(
 
 def _write_html_report(path: Path, rows: list[dict[str, Any]], results: Path, dropped: int,
                        runs: list[dict[str, Any]], tables: Any) -> None:
-    from randori.report import render_html
+    from randori.report.html import render_html
     from randori.terminal import live_console
 
     with live_console().status(f"drawing figures for {len(rows)} cases..."):

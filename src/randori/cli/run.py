@@ -1,272 +1,167 @@
-"""`randori run`: plan a benchmark, run it with a progress bar, summarise it."""
+"""`randori run`: plan a benchmark, run it with a progress bar, summarise it. Its options are one
+`RunRequest` (randori.cli.run_request), checked there before anything loads."""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from randori.cli.common import (
-    DEFAULT_MODEL,
-    DEFAULT_RESULTS,
-    MAX_BUDGET,
-    MAX_REPEATS,
-    MAX_RETRIES,
-    MAX_TEMPERATURE,
-    MAX_TIMEOUT,
-    MAX_TOOL_CALLS_CAP,
-    RESULTS_HELP,
-    _check_base_url,
-    _choice,
-    _load_suites,
-    _number_in,
-    _one_line,
-    _results_dir,
-    _use_prices,
-    warn,
-)
+from randori.cli.common import _load_suites, _one_line, warn
+from randori.cli.request import takes
+from randori.cli.run_request import RunRequest, RunSetup
 from randori.errors import FatalModelError, UserError, clip, scrub_secrets
 
-# `run --help` groups its options in these panels.
-WHAT = "What to run"
-MODEL = "Model settings"
-ATTACKS = "Attacks and defenses"
-LIMITS = "Limits and spend"
-OUTPUT = "Output"
 
-
-def run(
-    suite: list[str] = typer.Option([], "--suite", "-s", metavar="SUITE",
-                                    help="Suite to run (repeatable). Default: all.", rich_help_panel=WHAT),
-    model: list[str] = typer.Option(
-        [], "--model", "-m", metavar="MODEL", help="provider/model, e.g. openai/gpt-4o-mini or scripted/oracle "
-        f"(repeatable: each model its own cases and rows). Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.",
-        rich_help_panel=MODEL),
-    base_url: list[str] = typer.Option(
-        [], "--base-url", help="Endpoint of an OpenAI-compatible server. Repeatable: the same model served at "
-        "several addresses; each request goes to the least loaded, a failing one is left out for a while.",
-        rich_help_panel=MODEL),
-    attack: list[str] = typer.Option(["important_instructions"], "--attack", "-a",
-                                     help="Attack (repeatable), NAME or NAME\\[key=value,...]; see `randori attacks "
-                                     "list`. With 2+ attacks the report adds a 'max' row.", rich_help_panel=ATTACKS),
-    defense: list[str] = typer.Option(["none"], "--defense", "-d",
-                                      help="Defense (repeatable: one report row each). A+B stacks defenses; "
-                                      "NAME\\[key=value] sets parameters; see `randori defenses list`.",
-                                      rich_help_panel=ATTACKS),
-    attacker_model: str | None = typer.Option(
-        None, help="Attacker model of --attack adaptive (provider/model). Default: scripted/attacker for "
-        "scripted agents, else the agent's own model.", rich_help_panel=ATTACKS),
-    attacker_budget: int | None = typer.Option(None, min=1, max=MAX_BUDGET,
-                                               help="Agent runs per case for --attack adaptive (default 10) and "
-                                               "search (default 20).", rich_help_panel=ATTACKS),
-    attacker_sees_trace: bool = typer.Option(False, "--attacker-sees-trace",
-                                             help="The adaptive attacker also sees each try's tool calls and outputs.",
-                                             rich_help_panel=ATTACKS),
-    attacker_base_url: str | None = typer.Option(None, help="Endpoint of an OpenAI-compatible server for the "
-                                                 "attacker model.", rich_help_panel=ATTACKS),
-    user_task: list[str] = typer.Option([], "--user-task", "-u", help="Only these user tasks (repeatable).",
-                                        rich_help_panel=WHAT),
-    injection_task: list[str] = typer.Option([], "--injection-task", "-i",
-                                             help="Only these injection tasks (repeatable).", rich_help_panel=WHAT),
-    benign: bool = typer.Option(True, "--benign/--no-benign", help="Also run user tasks with no attack.",
-                                rich_help_panel=WHAT),
-    no_attack: bool = typer.Option(False, "--no-attack", help="Run no attacked cases at all.", rich_help_panel=WHAT),
-    repeats: int = typer.Option(1, min=1, max=MAX_REPEATS, help="Run every case this many times.",
-                                rich_help_panel=WHAT),
-    concurrency: int = typer.Option(8, min=1, help="Cases in flight at once (over all workers).",
-                                    rich_help_panel=LIMITS),
-    executor: str = typer.Option(
-        "inprocess", "--executor", metavar="EXECUTOR", help="Where cases run: inprocess, processes\\[=N] (N worker "
-        "processes, default one per core) or ray\\[=ADDRESS] (a local Ray cluster, or an existing one; needs "
-        "randori\\[ray]). See docs/guides/cluster.md.", rich_help_panel=LIMITS),
-    limit: int | None = typer.Option(None, "--limit", min=1, metavar="N",
-                                     help="Run at most N of the cases not yet in the store (whole task pairs first, "
-                                     "in seeded order); rerun to continue.", rich_help_panel=LIMITS),
-    sample: float | None = typer.Option(
-        None, "--sample", metavar="FRACTION", help="Run a FRACTION (0-1] of the plan, stratified by suite and "
-        "user task and seeded; a larger fraction or a full run later reuses every case already stored.",
-        callback=_number_in("--sample", 1e-9, 1.0), rich_help_panel=LIMITS),
-    sample_seed: int = typer.Option(0, "--sample-seed", metavar="SEED", help="Seed of --sample and --limit.",
-                                    rich_help_panel=LIMITS),
-    max_cost: float | None = typer.Option(
-        None, "--max-cost", metavar="USD", help="Stop cleanly before this run spends more than USD (at the price "
-        "table's prices); rerun to continue.", callback=_number_in("--max-cost", 0.0, 1e9, " of dollars"),
-        rich_help_panel=LIMITS),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated tokens and cost; "
-                                 "run nothing.", rich_help_panel=LIMITS),
-    temperature: str = typer.Option("0.0", help="Sampling temperature, sent as given; 'none' sends none "
-                                    "(for models that reject the parameter).", rich_help_panel=MODEL),
-    seed: int | None = typer.Option(None, help="Sampling seed, sent as given.", rich_help_panel=MODEL),
-    max_tokens: int | None = typer.Option(None, min=1, help="Max output tokens per model call.",
-                                          rich_help_panel=MODEL),
-    reasoning_effort: str | None = typer.Option(
-        None, help="Reasoning effort (e.g. low, medium, high), sent as given to providers that take it.",
-        rich_help_panel=MODEL),
-    max_steps: int = typer.Option(20, min=1, help="Model turns per case before the agent is stopped.",
-                                  rich_help_panel=MODEL),
-    max_tool_calls: int | None = typer.Option(
-        None, "--max-tool-calls", min=1, max=MAX_TOOL_CALLS_CAP, help="Tool calls the built-in agent runs from one "
-        "model reply; the rest are answered with an error the model sees. Default: 32.", rich_help_panel=LIMITS),
-    timeout: float = typer.Option(120.0, help="Seconds one model request may take.",
-                                  callback=_number_in("--timeout", 0.001, MAX_TIMEOUT, " of seconds"),
-                                  rich_help_panel=MODEL),
-    max_retries: int = typer.Option(
-        4, min=0, max=MAX_RETRIES, help="Retries of a request after a rate limit, server error, timeout or "
-        "dropped connection (exponential backoff with jitter; Retry-After is obeyed).", rich_help_panel=MODEL),
-    provider_concurrency: int | None = typer.Option(
-        None, min=1, help="Most requests in flight at once per server. Default: the provider's own "
-        "(see `randori models`).", rich_help_panel=MODEL),
-    adaptive: bool = typer.Option(
-        True, "--adaptive/--no-adaptive", help="Adapt the requests in flight to rate limits and overload "
-        "(halve on HTTP 429/529, grow back on success; pace by rate-limit headers), up to "
-        "--provider-concurrency. --no-adaptive keeps that number fixed.", rich_help_panel=MODEL),
-    prices: Path | None = typer.Option(None, "--prices", dir_okay=False,
-                                       help="TOML price table overriding the built-in one (see docs).",
-                                       rich_help_panel=OUTPUT),
-    agent: str = typer.Option(
-        "builtin", "--agent", help="The agent under test: builtin (driven by --model), MODULE:CALLABLE or a "
-        "randori.agents entry point (a Python agent), or \"mcp:COMMAND ARGS...\" (a process that uses the "
-        "case's tools over MCP). See docs/guides/your-own-agent.md.", rich_help_panel=WHAT),
-    agent_version: str | None = typer.Option(None, help="Version of an external agent, part of every case key "
-                                             "and report row.", rich_help_panel=WHAT),
-    agent_timeout: float = typer.Option(600.0, help="Seconds one case of an external agent may take (wall clock).",
-                                        callback=_number_in("--agent-timeout", 0.001, MAX_TIMEOUT, " of seconds"),
-                                        rich_help_panel=LIMITS),
-    agent_in_process: bool = typer.Option(False, "--agent-in-process", help="Run a Python agent in randori's own "
-                                          "process (for debugging): its results are marked as judged in reach of "
-                                          "the agent.", rich_help_panel=WHAT),
-    agent_reuse: int | None = typer.Option(None, "--agent-reuse", min=1, help="Cases one agent process serves in "
-                                           "turn, a fresh MCP session each (the process must read cases on stdin; "
-                                           "see docs/guides/your-own-agent.md). Default: 1 for an MCP agent, "
-                                           "100 for a Python agent's worker.", rich_help_panel=WHAT),
-    agent_network: str = typer.Option("open", "--agent-network", help="open (the agent reaches its provider) or "
-                                      "none (loopback only: the case's MCP server).", rich_help_panel=WHAT),
-    agent_bind: list[str] = typer.Option([], "--agent-bind", help="A folder or file an external agent may read "
-                                         "besides its own installation and the current folder; PATH:rw to let it "
-                                         "write there too (repeatable).",
-                                         rich_help_panel=WHAT),
-    results: str = typer.Option(DEFAULT_RESULTS, "--results", "-r", help=RESULTS_HELP, rich_help_panel=OUTPUT),
-    otel: str | None = typer.Option(None, "--otel", metavar="TARGET", help="Also emit each finished case as "
-                                    "OpenTelemetry GenAI spans: to an OTLP/HTTP endpoint (http://HOST:4318) or "
-                                    "appended to a JSON lines FILE. Needs randori\\[otel].", rich_help_panel=OUTPUT),
-) -> None:
+@takes(RunRequest)
+def run(request: RunRequest) -> None:
     """Run a benchmark: benign cases, injection tasks alone, and every user x injection task under
     each attack, for each model and defense. Finished cases in the results store are skipped, so
     re-running resumes.
 
     Two runs on one results directory share the work: a case another live run has claimed is left to it."""
-    from rich.console import Console
+    setup = request.check()
+    pairs = _screen(setup) if request.discriminative and not request.dry_run else None
+    batches, suites = _plan(setup)
+    if pairs is not None:
+        for b in batches:
+            b.cases = [c for c in b.cases if c.kind != "attacked"
+                       or (c.model, c.suite, c.user_task, c.injection_task) in pairs]
+    if request.dry_run:
+        _dry_run(setup.console, setup.results_dir, batches, {s.name: s for s in suites}, request.limit,
+                 request.sample_seed, request.subset_note)
+        return
+    _conclude(setup, _execute(setup, batches, suites))
 
-    from randori.agents.external import get_agent
-    from randori.agents.external.container import NETWORKS
-    from randori.agents.models import ModelSettings, get_model
-    from randori.bench.executors import get_executor
-    from randori.bench.report import print_summary
+
+def _screen(setup: RunSetup) -> set[tuple[str, str, str, str]]:
+    """--discriminative K: run the attacked cases with no defense K times (stored like any others) and
+    keep the (model, suite, user task, injection task) pairs hijacked at least once; a pair no attack
+    breaks undefended cannot tell two defenses apart. Records the kept pairs on `setup`."""
+    import dataclasses
+
+    request = setup.request
+    k = request.discriminative or 1
+    screen = dataclasses.replace(request, defense=["none"], benign=False, repeats=k, discriminative=None)
+    screen_setup = screen.check()
+    screen_setup.console.print(f"Screening: the attacked cases with defense none, {k} repeat(s) (--discriminative).",
+                               highlight=False)
+    outcome = _execute(screen_setup, *_plan(screen_setup))
+    if outcome.interrupted:
+        raise typer.Exit(130)
+    pairs = {(r["model"], r["suite"], r["user_task"], r["injection_task"]) for r in outcome.rows
+             if r["kind"] == "attacked" and r["status"] == "ok" and r["attack_succeeded"]}
+    screened = {(r["model"], r["suite"], r["user_task"], r["injection_task"]) for r in outcome.rows
+                if r["kind"] == "attacked"}
+    setup.subset = {"name": f"discriminative-{k}", "repeats": k, "defense": "none", "pairs_screened": len(screened),
+                    "pairs": [list(p) for p in sorted(pairs)]}
+    setup.console.print(f"Kept {len(pairs)} of {len(screened)} task pairs: hijacked at least once in {k} "
+                        "undefended repeat(s).", highlight=False)
+    return pairs
+
+
+def _plan(setup: RunSetup) -> tuple[list[Any], list[Any]]:
+    """Each model's batch of cases, and the suites they come from. Loading the models and the suites,
+    and planning, raise the last mistakes an option can hold (an unknown model, suite, attack, task)."""
+    from randori.agents.models import get_model
     from randori.bench.runner import Selection, plan
+    from randori.cli import plan as cli_plan
+
+    request = setup.request
+    # Several servers of one model: the case key names the model, never a server, so results do
+    # not depend on which server answered and a run with more servers resumes one with fewer.
+    servers = request.base_url
+    options: dict[str, Any] = {"base_url": servers if len(servers) > 1 else servers[0]} if servers else {}
+    if not request.dry_run:  # worker processes start now and load the suites while this process plans
+        from randori.suites import suite_names
+
+        setup.first_executor.warm(list(dict.fromkeys(request.suite)) or suite_names(), setup.named_models)
+    chat_models = [get_model(name, setup.settings, timeout=request.timeout, max_retries=request.max_retries,
+                             concurrency=request.provider_concurrency, adaptive=request.adaptive, **options,
+                             **(_placeholder_key(name) if request.dry_run else {}))
+                   if name else None for name in setup.model_names]
+    suites = _load_suites(request.suite)
+    if request.data_directed:
+        _check_data_directed(suites, request.user_task)
+    from randori.tasks.splits import DEFAULT_SEED
+
+    batches = []
+    for chat_model in chat_models:
+        sel = Selection(suites=suites, model=chat_model, attacks=request.attacks, defenses=request.defense,
+                        user_tasks=request.user_task, injection_tasks=request.injection_task, benign=request.benign,
+                        repeats=request.repeats, scenarios=request.scenarios or bool(request.scenario),
+                        scenario_ids=request.scenario, attack_defaults={"attacker": request.attacker_model,
+                                                                  "budget": request.attacker_budget,
+                                                                  "trace": request.attacker_sees_trace},
+                        attacker_base_url=request.attacker_url, agent=setup.agent, split=request.split,
+                        split_seed=request.split_seed or DEFAULT_SEED, data_directed=request.data_directed)
+        batches.append(cli_plan.Batch(chat_model, cli_plan.subset(plan(sel), fraction=request.sample,
+                                                                  seed=request.sample_seed)))
+    return batches, suites
+
+
+def _check_data_directed(suites: list[Any], asked: list[str]) -> None:
+    """--data-directed: a suite none of whose (selected) user tasks needs its data runs no user task; say
+    so, and refuse a run that would have none at all."""
+    empty = [s.name for s in suites
+             if not any(getattr(t, "data_directed", False) for u, t in s.user_tasks.items() if not asked or u in asked)]
+    if len(empty) == len(suites):
+        which = " among the user tasks given with -u" if asked else ""
+        raise UserError(f"--data-directed: no user task of {', '.join(empty)} needs its data{which} "
+                        "(see `randori suites show SUITE`)")
+    for name in empty:
+        warn(f"--data-directed: no user task of {name} needs its data; it runs no user task")
+
+
+@dataclass
+class Outcome:
+    """What a run did: its rows (of the cases it planned), how many it planned and had to run, what this
+    process ran (`tally`, see `_run_with_progress`), the spend cap, and whether Ctrl-C stopped it."""
+
+    rows: list[dict[str, Any]]
+    planned: int
+    todo: int
+    tally: dict[str, Any]
+    cap: Any
+    interrupted: bool
+
+
+def _execute(setup: RunSetup, batches: list[Any], suites: list[Any]) -> Outcome:
+    """Run the cases not yet in the store, under the spend cap, recording the run; read back the rows."""
     from randori.bench.store import Store
     from randori.cli import plan as cli_plan
 
-    results_dir = _results_dir(results)
-    first_executor = get_executor(executor)  # a bad --executor is one line now, before any planning
-    _choice(agent_network, NETWORKS, "--agent-network")
-    for path in agent_bind:
-        if not os.path.exists(path.removesuffix(":rw")):
-            raise UserError(f"--agent-bind {path}: no such file or folder")
-    agent_spec = get_agent(agent, agent_version, agent_timeout, in_process=agent_in_process, reuse=agent_reuse,
-                           network=agent_network, binds=agent_bind, hidden=[str(results_dir)])
-    if max_tool_calls is not None:
-        if agent_spec.external:
-            raise UserError(f"--max-tool-calls caps the built-in agent; --agent {agent_spec.name} runs its own loop")
-        agent_spec = agent_spec.capped(max_tool_calls)
-    if agent_spec.isolation().get("agent_isolation_note"):
-        warn(f"the agent's container: {agent_spec.isolation()['agent_isolation_note']}")
-    for url in base_url:
-        _check_base_url("--base-url", url)
-    _check_base_url("--attacker-base-url", attacker_base_url)
-    settings = ModelSettings(temperature=_temperature(temperature), seed=seed, max_tokens=max_tokens,
-                             reasoning_effort=reasoning_effort)
-    _use_prices(prices)
-    if otel:
-        from randori.export.otel import check as check_otel
-
-        check_otel(otel)
-    console = Console(stderr=True)
-    model_names = list(dict.fromkeys(model)) or [os.environ.get("RANDORI_MODEL") or ""]
-    if agent_spec.external:
-        if len(model_names) > 1:
-            raise UserError(f"--agent {agent_spec.name} is the agent under test: give at most one --model (it "
-                            "serves the defenses that ask a model)")
-        model_names = [_defense_model(model[0] if model else None, model_names[0] or None, defense,
-                                      agent_spec.name) or ""]
-    elif not model_names[0]:
-        model_names = [DEFAULT_MODEL]
-        console.print(f"No --model given and RANDORI_MODEL unset: using {DEFAULT_MODEL} "
-                      "(a scripted agent that obeys every injection; no API key needed).")
-    if max_cost is not None:
-        # An external agent's cases are priced under its own name (its reported tokens and its defense's).
-        cli_plan.check_prices([agent_spec.label] if agent_spec.external else [m for m in model_names if m],
-                              "--max-cost")
-    # Several servers of one model: the case key names the model, never a server, so results do
-    # not depend on which server answered and a run with more servers resumes one with fewer.
-    options: dict[str, Any] = {"base_url": base_url if len(base_url) > 1 else base_url[0]} if base_url else {}
-    if not dry_run:  # worker processes start now and load the suites while this process plans
-        from randori.suites import suite_names
-
-        first_executor.warm(list(dict.fromkeys(suite)) or suite_names(), [m for m in model_names if m])
-    chat_models = [get_model(name, settings, timeout=timeout, max_retries=max_retries, concurrency=provider_concurrency,
-                             adaptive=adaptive, **options, **(_placeholder_key(name) if dry_run else {}))
-                   if name else None for name in model_names]
-    suites = _load_suites(suite)
-    # The default attacker is the agent's own model, so it is served where the agent is.
-    attacker_url = attacker_base_url or (base_url[0] if base_url and attacker_model is None else None)
-    batches = []
-    for chat_model in chat_models:
-        sel = Selection(suites=suites, model=chat_model, attacks=[] if no_attack else attack, defenses=defense,
-                        user_tasks=user_task, injection_tasks=injection_task, benign=benign,
-                        repeats=repeats, attack_defaults={"attacker": attacker_model, "budget": attacker_budget,
-                                                          "trace": attacker_sees_trace},
-                        attacker_base_url=attacker_url, agent=agent_spec)
-        batches.append(cli_plan.Batch(chat_model, cli_plan.subset(plan(sel), fraction=sample, seed=sample_seed)))
+    request, by_name = setup.request, {s.name: s for s in suites}
     cases = [c for b in batches for c in b.cases]
-    by_name = {s.name: s for s in suites}
-    subset_note = f" (a {sample:g} sample, seed {sample_seed})" if sample is not None else ""
-    if dry_run:
-        _dry_run(console, results_dir, batches, by_name, limit, sample_seed, subset_note)
-        return
-    with Store(results_dir) as store:
+    limit = request.limit
+    with Store(setup.results_dir) as store:
         done = store.done_keys()
-        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, sample_seed)
-        console.print(f"{len(cases)} cases planned{subset_note}, {len(cases) - len(todo)} already in {store.path}"
-                      + (f" or left for later (--limit {limit})" if limit is not None else "")
-                      + f", {len(todo)} to run.", highlight=False, soft_wrap=True)
-        cap = cli_plan.spend_cap(max_cost, cli_plan.estimator(store, by_name, chat_models), todo)
-        names = [m for m in model_names if m]
-        config = {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(names) or None,
-                  "models": names,
-                  **({"agent": agent_spec.name, "agent_version": agent_spec.version} if agent_spec.external else {}),
-                  **agent_spec.isolation(),
-                  "settings": settings.key_fields(), "attacks": [] if no_attack else attack,
-                  "defenses": list(defense), "repeats": repeats, "argv": _safe_argv(),
-                  **({"max_tool_calls": max_tool_calls} if max_tool_calls is not None else {}),
-                  **_plugin_goals(suites),
-                  **_subset_config(sample, sample_seed, limit, max_cost)}
-        spans = _otel_sink(otel) if otel else None
-        run_id = store.start_run(config)
+        todo = cli_plan.limited([c for c in cases if c.key not in done], limit, request.sample_seed)
+        if cases and cases[0].split is not None:
+            store.label_split([c.key for c in cases if c.key in done], cases[0].split)
+        setup.console.print(f"{len(cases)} cases planned{request.subset_note}, {len(cases) - len(todo)} already in "
+                            f"{store.path}" + (f" or left for later (--limit {limit})" if limit is not None else "")
+                            + f", {len(todo)} to run.", highlight=False, soft_wrap=True)
+        cap = cli_plan.spend_cap(request.max_cost, cli_plan.estimator(store, by_name, [b.model for b in batches]),
+                                 todo)
+        spans = _otel_sink(request.otel) if request.otel else None
+        run_id = store.start_run(_run_config(setup, suites))
         status = "interrupted"
         keep = {c.key for c in todo}
         for b in batches:
             b.cases = [c for c in b.cases if c.key in keep]
         interrupted = False
+        tally: dict[str, Any] = {}
         try:
-            tally = _run_with_progress(batches, by_name, store, run_id,
-                                       concurrency, max_steps, attacker_url, cap, agent_spec, spans,
-                                       executor, first_executor)
+            tally = _run_with_progress(batches, by_name, store, run_id, request.concurrency, request.max_steps,
+                                       request.attacker_url, cap, setup.agent, spans, request.executor,
+                                       setup.first_executor)
             status = "cost_cap" if cap is not None and cap.stopped else "finished"
         except KeyboardInterrupt:
             interrupted = True
@@ -280,19 +175,42 @@ def run(
                 spans.close()
         keys = {c.key for c in cases}
         rows = [r for r in store.iter_cases() if r["key"] in keys]
-    print_summary(rows)
-    if interrupted:
-        console.print(f"Interrupted: {len(rows)} of {len(cases)} cases are saved in {results_dir}; run the same "
-                      "command to resume.", highlight=False, soft_wrap=True)
+    return Outcome(rows, len(cases), len(todo), tally, cap, interrupted)
+
+
+def _run_config(setup: RunSetup, suites: list[Any]) -> dict[str, Any]:
+    """What the store keeps of the run: its suites, models, agent, settings, attacks, defenses, argv."""
+    request, agent, names = setup.request, setup.agent, setup.named_models
+    return {"suites": [f"{s.name}@{s.version}" for s in suites], "model": ", ".join(names) or None,
+            "models": names, **({"agent": agent.name, "agent_version": agent.version} if agent.external else {}),
+            **agent.isolation(), "settings": setup.settings.key_fields(), "attacks": request.attacks,
+            "defenses": list(request.defense), "repeats": request.repeats, "argv": _safe_argv(),
+            **({"max_tool_calls": request.max_tool_calls} if request.max_tool_calls is not None else {}),
+            **_plugin_goals(suites), **_split_config(request.split, request.split_seed),
+            **({"discriminative": setup.subset} if setup.subset else {}),
+            **_subset_config(request.sample, request.sample_seed, request.limit, request.max_cost)}
+
+
+def _conclude(setup: RunSetup, outcome: Outcome) -> None:
+    """The summary of the run's rows, then what a user should know: an interruption, cases left to
+    another run, the spend cap, the next commands, and a run whose every case failed."""
+    from randori.cli import plan as cli_plan
+    from randori.report.terminal import print_summary
+
+    console, results_dir, tally = setup.console, setup.results_dir, outcome.tally
+    print_summary(outcome.rows)
+    if outcome.interrupted:
+        console.print(f"Interrupted: {len(outcome.rows)} of {outcome.planned} cases are saved in {results_dir}; run "
+                      "the same command to resume.", highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     if tally["elsewhere"]:
         console.print(f"{tally['elsewhere']} case(s) were being run by another randori run on {results_dir}; "
                       "they are not in this summary.", highlight=False, soft_wrap=True)
+    cap = outcome.cap
     if cap is not None and cap.stopped:
-        console.print(cli_plan.cap_message(cap, len(todo) - tally["ran"] - tally["elsewhere"]), highlight=False,
+        console.print(cli_plan.cap_message(cap, outcome.todo - tally["ran"] - tally["elsewhere"]), highlight=False,
                       soft_wrap=True)
-    compare_by = "defense" if len(set(defense)) > 1 else "model" if len(model_names) > 1 else None
-    console.print(cli_plan.next_steps(results_dir, compare_by), highlight=False, soft_wrap=True)
+    console.print(cli_plan.next_steps(results_dir, setup.compare_by), highlight=False, soft_wrap=True)
     if tally["ran"] and tally["errors"] == tally["ran"]:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally["categories"].items()))
         first = clip(_one_line(_first_line(tally["first_error"])), 300)
@@ -314,6 +232,13 @@ def _plugin_goals(suites: list[Any]) -> dict[str, Any]:
     goals = {f"{s.name}@{s.version}": {tid: t.goal for tid, t in s.injection_tasks.items()}
              for s in suites if is_plugin(s.name)}
     return {"goals": goals} if goals else {}
+
+
+def _split_config(split: str | None, seed: str | None) -> dict[str, Any]:
+    """The split a run selected its cases by, with the seed and fractions it was cut with."""
+    from randori.tasks.splits import DEFAULT_SEED, FRACTIONS
+
+    return {"split": {"name": split, "seed": seed or DEFAULT_SEED, "fractions": FRACTIONS}} if split else {}
 
 
 def _subset_config(sample: float | None, seed: int, limit: int | None, max_cost: float | None) -> dict[str, Any]:
@@ -360,31 +285,6 @@ def _placeholder_key(name: str) -> dict[str, Any]:
 
     info = PROVIDER_INFO.get(name.partition("/")[0])
     return {"api_key": secrets.token_hex(16)} if info and any(v.endswith("API_KEY") for v in info.env) else {}
-
-
-def _defense_model(given: str | None, model_name: str | None, defenses: list[str], agent: str) -> str | None:
-    """With an external agent, --model serves only defenses that ask a model before the agent starts
-    (policy); it is loaded only for them."""
-    from randori.agents.defenses import get_defense
-    from randori.agents.external import asks_model
-
-    if any(asks_model(get_defense(d)) for d in defenses):
-        return model_name
-    if given:
-        warn(f"--model {given} is not used: the agent under test is {agent}, and no defense of this run asks a model")
-    return None
-
-
-def _temperature(text: str) -> float | None:
-    if text.strip().lower() == "none":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= MAX_TEMPERATURE):
-        raise UserError(f"--temperature must be a number from 0 to {MAX_TEMPERATURE:g}, or 'none', not '{text}'")
-    return value
 
 
 def _safe_argv() -> list[str]:

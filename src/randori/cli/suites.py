@@ -1,11 +1,14 @@
-"""`randori suites`: list, show and check task suites."""
+"""`randori suites`: list, show, split and check task suites."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from randori.cli.common import _choice, _echo_json, _load_suites, _terminal_width
+from randori.cli.common import _choice, _echo_json, _load_suites
 from randori.errors import UserError
+from randori.text import terminal_width
 
 suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args_is_help=True)
 
@@ -13,7 +16,6 @@ suites_app = typer.Typer(help="List, inspect and validate task suites.", no_args
 @suites_app.command("list")
 def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
     """Suites with their version and counts of tools, tasks, vectors and attacked cases."""
-    from randori.bench.report import suite_counts
     from randori.suites import agentdojo
 
     _choice(fmt, ("table", "json"))
@@ -25,7 +27,7 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
     from rich.console import Console
     from rich.table import Column, Table
 
-    from randori.bench.text import wrap
+    from randori.text import wrap
 
     t = Table(Column("suite", no_wrap=True), "version", "tools", "user tasks", "injection tasks", "vectors",
               "attacked cases")
@@ -39,16 +41,26 @@ def suites_list(fmt: str = typer.Option("table", "--format", "-f", help="table o
     if foreign:
         typer.echo(wrap("agentdojo:* are AgentDojo's own suites, run only when named; other versions: "
                         f"--suite agentdojo:NAME@VERSION ({', '.join(agentdojo.versions())}).",
-                        _terminal_width(), "", ""))
+                        terminal_width(), "", ""))
+
+
+def suite_counts(suite: Any) -> dict[str, Any]:
+    """Counts for `suites list --format json` (keys: name, version, tools, user_tasks,
+    injection_tasks, vectors, attacked_cases)."""
+    return {"name": suite.name, "version": suite.version, "tools": len(suite.tools),
+            "user_tasks": len(suite.user_tasks), "injection_tasks": len(suite.injection_tasks),
+            "vectors": len(suite.vectors),
+            "attacked_cases": len(suite.user_tasks) * len(suite.injection_tasks)}
 
 
 @suites_app.command("show")
 def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
-    """The tasks of one suite: ids, difficulty, prompts and goals."""
-    from randori.bench.text import wrap
+    """The tasks of one suite: ids, difficulty, prompts and goals; what a task needs from its data
+    (`run --data-directed` runs those tasks alone)."""
+    from randori.text import wrap
 
     [s] = _load_suites([name], prepare=False)
-    width = _terminal_width()
+    width = terminal_width()
 
     def say(text: str, indent: str = "  ", more: str = "      ") -> None:
         typer.echo(wrap(text, width, indent, more))
@@ -59,6 +71,11 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
         say(f"{tid} [{t.difficulty}] {t.prompt}")
         if t.distractors:
             say(f"wrong answers it rejects: {', '.join(map(str, t.distractors))}", "      ", "        ")
+        for fd in getattr(t, "data_given", ()):
+            what = f"the value of {fd.function}.{fd.arg}" if fd.arg else f"the step {fd.function}"
+            say(f"needs its data: {what}" + (f", given by “{fd.shown}”" if fd.shown else ""), "      ", "        ")
+        if getattr(t, "data_directed", False) and not getattr(t, "data_given", ()):
+            say("needs its data (marked by its suite)", "      ", "        ")
         for extra in t.tolerated_extras:
             what = extra.function + (f"({', '.join(f'{k}={v!r}' for k, v in extra.args.items())})"
                                      if extra.args else "")
@@ -72,6 +89,36 @@ def suites_show(name: str = typer.Argument(..., help="Suite name.")) -> None:
         say(f"Tool-description vector {v.id} (in {v.tool}): {v.description}", "", "  ")
 
 
+@suites_app.command("splits")
+def suites_splits(name: str = typer.Argument(..., help="Suite name (an AgentDojo suite too: agentdojo:NAME)."),
+                  seed: str | None = typer.Option(None, "--seed", metavar="SEED",
+                                                  help="Seed to cut with, as `run --split-seed` takes it. "
+                                                  "Default: randori's fixed seed."),
+                  fmt: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+    """A suite's train, val and test splits of its user tasks and its injection tasks (50/20/30 of
+    each, ranked by a keyed hash: the same on every machine). `randori run --split NAME` runs the cases
+    whose user task and injection task are both in split NAME."""
+    from randori.tasks.splits import DEFAULT_SEED, SPLITS, suite_splits
+    from randori.text import wrap
+
+    _choice(fmt, ("table", "json"))
+    [s] = _load_suites([name], prepare=False)
+    splits = suite_splits(s, seed or DEFAULT_SEED)
+    if fmt == "json":
+        _echo_json({"version": s.version, **splits.as_dict()})
+        return
+    width = terminal_width()
+    typer.echo(f"{s.name}@{s.version}  (seed {splits.seed}; train 50%, val 20%, test 30% of each axis)")
+    for title, table in (("User tasks", splits.user), ("Injection tasks", splits.injection)):
+        typer.echo(f"\n{title}:")
+        for split in SPLITS:
+            ids = table[split]
+            typer.echo(wrap(f"{split:<5} ({len(ids)}): {', '.join(ids) or '-'}", width, "  ", "    "))
+    attacked = {x: len(splits.user[x]) * len(splits.injection[x]) for x in SPLITS}
+    typer.echo("\nAttacked cases per split: " + ", ".join(f"{x} {n}" for x, n in attacked.items())
+               + f" (of {len(s.user_tasks) * len(s.injection_tasks)}; pairs across splits are in none)")
+
+
 @suites_app.command("check")
 def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. Default: all."),
                  audit: bool = typer.Option(False, "--audit", help="Audit instead: the rules that need no task "
@@ -83,9 +130,10 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     agent fails; checks reject real wrong values (exact, plausible) and one extra state-changing
     call (side_effects); answer checks accept correct answers however phrased (phrasing) and reject
     pasted data and hedged answers (distractors), values said about the wrong item (attribution) or
-    denied (negation); a user task never achieves an attacker's goal; a goal counts in every form it
-    may take (goal_forms) and not when the agent only reports it (reported); free arguments are not
-    read by the check (free_args).
+    role (roles), in another currency (currency) or denied (negation); a user task never achieves an
+    attacker's goal; a goal counts in every form it may take (goal_forms) and not when the agent only
+    reports it (reported); free arguments are not read by the check, dictated ones are read whole
+    (free_args).
 
     Prints, per suite and rule, how many variants held of how many tried; exits 1 on any problem,
     including an installed suite that cannot be loaded.
@@ -101,13 +149,13 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     if audit or any(agentdojo.is_agentdojo(n) for n in names or []):
         from randori.cli.audit import run_audit
 
-        run_audit(_load_suites(names or []), fmt, min(_terminal_width(), 100))
+        run_audit(_load_suites(names or []), fmt, min(terminal_width(), 100))
         return
     if fmt != "table":
         raise UserError("--format json goes with --audit (the check prints a table)")
     suites = list({s.name: s for s in _load_suites(names or [], prepare=False)}.values())  # each once
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
-    width = min(_terminal_width(), 100)
+    width = min(terminal_width(), 100)
     heavy = frozenset(s.name for s in suites if s.checks_run_code)
     for s, result in zip(suites, _check_in_parallel([s.name for s in suites], heavy), strict=True):
         problems, tried, held = result

@@ -1,2 +1,2 @@
 """The code track: secure code generation measured with static analysis, sandboxed tests and
-repair rounds. Entry point: `randori code` (`randori.code.cli.code_app`)."""
+repair rounds. Entry point: `randori code` (`randori.cli.code.code_app`)."""

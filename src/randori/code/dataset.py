@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -21,24 +20,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from randori.errors import UserError
+from randori.sandbox.analyzers import normalize_cwe
 from randori.sandbox.verdict import collect_test_names
 
 DATA_DIR = Path(__file__).with_name("data") / "tasks"
 BUILTIN = "builtin"
 # Bumped by hand when the meaning of the task format changes; the content hash covers task edits.
 BUILTIN_FORMAT = "1"
-
-_CWE_RE = re.compile(r"CWE[-_ ]?0*(\d+)", re.IGNORECASE)
-
-
-def normalize_cwe(text: str) -> str:
-    """'CWE-089', 'cwe_89', '89' -> 'CWE-89'; anything else -> 'unknown'."""
-    text = text.strip()
-    if text.isdigit():
-        return f"CWE-{int(text)}"
-    m = _CWE_RE.search(text)
-    return f"CWE-{int(m.group(1))}" if m else "unknown"
-
 
 class CodeTask(BaseModel):
     """One code-generation task with its references and tests."""

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from randori.code.analyzers import Finding
+from randori.sandbox.analyzers import Finding
 from randori.sandbox.runner import RunResult
 from randori.sandbox.verdict import parse as parse_source
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from randori.code import fuzz as fuzzing
-from randori.code.analyzers import Finding, StaticAnalysis, StaticReport
 from randori.code.coders import Coder, CoderReply
 from randori.code.dataset import CodeTask, Dataset
 from randori.code.evaluate import GroupResult, job_for, run_all_groups
 from randori.code.prompts import initial_messages, repair_prompt
 from randori.code.store import CodeStore, RoundRow, TaskRecord, task_key
 from randori.errors import FatalModelError, ModelError
+from randori.sandbox.analyzers import Finding, StaticAnalysis, StaticReport
 from randori.sandbox.runner import Limits, Sandbox
 from randori.vocabulary import Message
 

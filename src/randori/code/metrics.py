@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from randori.bench.metrics import Rate
+from randori.stats import Rate
 
 GROUP_FIELDS = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
 

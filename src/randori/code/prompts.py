@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from randori.code.analyzers import Finding
 from randori.code.dataset import CodeTask
+from randori.sandbox.analyzers import Finding
 from randori.vocabulary import Message
 
 SYSTEM = (

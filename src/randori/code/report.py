@@ -1,5 +1,5 @@
-"""Terminal tables and JSON for the code track, and its section of the results report (export
-tables and the HTML section that `randori.report` composes with the agent track's)."""
+"""Terminal tables and JSON for the code track, and its export tables for the results report (the read
+side, `randori.report`, composes them with the agent track's and draws its HTML section)."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ CWE_NAMES = {
 
 def cwe_lines(per_cwe: dict[str, dict[str, Any]], limit: int | None) -> list[str]:
     """The per-CWE table in 80 columns, worst first: lowest func-sec@1 after repair, then at round 0."""
-    from randori.bench.text import columns
+    from randori.text import columns
 
     def rate(r: dict[str, Any] | None) -> float:
         return 2.0 if r is None or r.get("rate") is None else r["rate"]
@@ -265,7 +265,7 @@ def to_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False, default=str)
 
 
-# -- the code track's section of the results report (json, csv, HTML) -------------------------
+# -- the code track's tables of the results report (json, csv) -------------------------------------
 
 _NO_RATE = {"rate": None, "low": None, "high": None, "successes": 0, "n": 0}
 _CODE_CONFIG = ("dataset", "dataset_version", "model", "prompt", "max_rounds", "fuzz", "analyzers")
@@ -305,54 +305,3 @@ def code_tables(results_dir: Any, summaries: list[dict[str, Any]] | None = None)
         for cwe, c in s["per_cwe"].items():
             cwes.append({**config, "cwe": cwe, "tasks": c["tasks"], **{k: c.get(k) or _NO_RATE for k in _CWE_RATES}})
     return {"code_rounds": rounds, "code_cwe": cwes}
-
-
-def code_section(tables: dict[str, list[dict[str, Any]]],
-                 summaries: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """The HTML report's code-track section: tables and figures, or None when there is no data."""
-    from randori.bench import figures as figs
-
-    rounds, cwes = tables.get("code_rounds") or [], tables.get("code_cwe") or []
-    if not rounds:
-        return None
-
-    def config(r: dict[str, Any]) -> str:
-        return (f"{r['dataset']}@{r['dataset_version']} · {r['model']} · prompt {r['prompt']}"
-                + (" · fuzz" if r["fuzz"] else "") + f" · {r['analyzers']}")
-
-    round_table = {"title": "Pass rates per repair round (round 0 = first answer)", "collapsed": False,
-                   "columns": ["configuration", "round", "tasks", "parses", "functional", "security",
-                               "func-sec@1 (both)", "static findings", "errors"],
-                   "rows": [[config(r), r["round"], r["tasks"], r["parses"], r["functional"], r["security"],
-                             r["func_sec"], r["static_flagged"], r["errors"]] for r in rounds]}
-    cwe_table = {"title": "Per CWE: round 0 and after repair", "collapsed": len(cwes) > 12,
-                 "columns": ["configuration", "CWE", "tasks", "func-sec@1 round 0", "func-sec@1 final",
-                             "security round 0", "security final", "Bandit flagged round 0"],
-                 "rows": [[config(c), c["cwe"], c["tasks"], c["func_sec_round0"], c["func_sec_final"],
-                           c["security_round0"], c["security_final"], c["bandit_flagged_round0"]] for c in cwes]}
-    drawn = [figs.code_rounds(rounds, config), figs.code_per_cwe(cwes, config)]
-    return {"tables": [round_table, cwe_table] if cwes else [round_table], "figures": [f for f in drawn if f],
-            "notes": _code_notes(summaries or [])}
-
-
-def _code_notes(summaries: list[dict[str, Any]]) -> list[str]:
-    """One line per configuration on what the tables do not show: Bandit against the tests, repair."""
-    notes = []
-    for s in summaries:
-        name = f"{s['label']} · {s['model']} · prompt {s['prompt']}"
-        ag, rep = s["bandit_agreement_round0"], s["repair"]
-        text = (f"{name}: {s['tasks']} tasks, {s['errors']} errors; "
-                f"repair fixed {rep['fixed']} and broke {rep['broken']}.")
-        if ag["n"]:
-            text += (f" Bandit against the security tests (round 0, {ag['n']} samples): agreement "
-                     f"{100 * ag['agreement']:.0f}%, flagged and insecure {ag['flagged_and_insecure']}, flagged but "
-                     f"secure {ag['flagged_but_secure']}, missed insecure {ag['missed_insecure']}.")
-        shared = s.get("shared") or {}
-        if shared.get("samples"):
-            where = "are in these rates" if shared.get("included_in_rates") else "are left out of these rates"
-            text += (f" {shared['samples']} sample(s) judged in the code's own process (it could have forged "
-                     f"them) {where}.")
-        if s.get("samples_unscanned"):
-            text += f" {s['samples_unscanned']} sample(s) an analyzer could not scan count as flagged."
-        notes.append(text)
-    return notes

@@ -179,7 +179,7 @@ def _result(metric: str, attack: str | None, rate: dict[str, Any], source: dict[
 
 def _case_metrics(row: dict[str, Any]) -> list[tuple[str, bool, bool]]:
     """(aggregate result id, score, good for the user) of each rate this case counts in."""
-    from randori.bench.metrics import utility_kept
+    from randori.bench.verdict import utility_kept
 
     ok = row["status"] == "ok"
     if row["kind"] == "benign":

@@ -122,8 +122,8 @@ def sample(row: dict[str, Any], messages: list[dict[str, Any]], prices: Any) -> 
     from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ModelOutput
 
-    from randori.bench.metrics import utility_kept
     from randori.bench.pricing import row_cost
+    from randori.bench.verdict import utility_kept
 
     ok = row["status"] == "ok"
     marks: dict[str, Any] = {}

@@ -39,7 +39,7 @@ BLOCKED = "This call was blocked by a security policy"
 def export(results: Results, out: str | Path) -> str:
     pa = need("pyarrow", "parquet", "--format parquet")
     pq = need("pyarrow.parquet", "parquet", "--format parquet")
-    from randori.bench.report import flatten
+    from randori.report.tables import flatten
 
     directory = writable_dir(out)
     cases, calls = [], []
@@ -62,7 +62,7 @@ def _schema(pa: Any, columns: tuple[tuple[str, str], ...]) -> Any:
 
 
 def case_row(row: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    from randori.bench.metrics import utility_kept
+    from randori.bench.verdict import utility_kept
 
     out = {name: row.get(name) for name, _ in CASES}
     for name in ("utility", "attack_succeeded", "injection_seen"):

@@ -32,9 +32,9 @@ class Results:
 @contextmanager
 def open_results(results: str | Path, all_versions: bool = False) -> Iterator[Results]:
     """The store in `results`, open for reading while the export runs; a UserError when it holds nothing."""
-    from randori.bench.report import current_rows
     from randori.bench.store import open_existing
-    from randori.report import export_tables
+    from randori.report.tables import export_tables
+    from randori.report.versions import current_rows
 
     if not str(results).strip():
         raise UserError("--results must name a directory")

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 from dateutil import parser as dateparser
 
@@ -84,6 +85,18 @@ def money_spans(text: str, *, bare: bool = False) -> tuple[tuple[int, int, float
     return tuple(out)
 
 
+_CURRENCY_NAMED = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(CODES)})(?![A-Za-z])|[€$£¥]|\b(?:{'|'.join(WORDS)})\b",
+                             re.IGNORECASE)
+
+
+def _line_currency(text: str, at: int) -> str | None:
+    """The one currency the line around `at` names, if it names exactly one ("All prices in USD:
+    Porto 618"): an amount written there without a currency is in it."""
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    named = {_currency(m.group(0)) for m in _CURRENCY_NAMED.finditer(text, start, len(text) if end < 0 else end)}
+    return named.pop() if len(named) == 1 else None
+
+
 def money_in(text: str) -> list[tuple[float, str | None]]:
     """Amounts written in `text` as (value, currency code or None); see `money_spans`."""
     return [(v, c) for _, _, v, c in money_spans(text)]
@@ -107,9 +120,9 @@ _TEXT_DATE = re.compile(
     rf"(?:,?\s+\d{{4}}\b)?", re.IGNORECASE)
 _ISO_DATE = re.compile(r"(?<![\d.])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d])")
 _DOTTED = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})?(?![\d])")
-_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}))?(?![\d/])")
-_RANGE = re.compile(rf"(?<![\d.:])(\d{{1,2}}){_ORD}\s*(?:-|–|—|to|until|till)\s*(\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH}"
-                    rf"(?:,?\s+\d{{4}}\b)?)", re.IGNORECASE)
+_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
+_RANGE = re.compile(rf"(?<![\d.:])(\d{{1,2}}){_ORD}\s*(?:-|–|—|to|until|till)\s*(?:the\s+)?"
+                    rf"(\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}}\b)?)", re.IGNORECASE)
 _ORDINAL = re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?" + _MONTH + ")", re.IGNORECASE)
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
@@ -163,10 +176,11 @@ def _relative(m: re.Match[str], today: dt.date) -> set[dt.date]:
 @lru_cache(maxsize=8192)
 def date_spans(text: str, year: int, *, month: int | None = None,
                today: dt.date | None = None) -> tuple[tuple[int, int, dt.date], ...]:
-    """Dates written in `text` as (start, end, date): 2026-03-13, 13.03.2026, 13.03., 13/03/2026 and
-    13/03 (and as 3 December), 13 March 2026, March 13, 2026, Fri, Mar 13, 2026, the 13th of March,
-    both ends of 21-24 May. A date written without a year is taken to be in `year`; with `month`
-    (the question fixes it) "the 13th" counts too; with `today`, "tomorrow", "this Thursday",
+    """Dates written in `text` as (start, end, date): 2026-03-13, 13.03.2026, 13.03., 13/03/2026,
+    13/03/26 and 13/03 (and as 3 December), 13 March 2026, March 13, 2026, Fri, Mar 13, 2026, the
+    13th of March, both ends of 21-24 May and of the 21st to the 26th of May. A date written without
+    a year is taken to be in `year`; with `month` (the question fixes it) "the 13th" counts too; with
+    `today`, "tomorrow", "this Thursday",
     "Friday next week"."""
     out: list[tuple[int, int, dt.date | None]] = []
     for m in _ISO_DATE.finditer(text):
@@ -174,7 +188,7 @@ def date_spans(text: str, year: int, *, month: int | None = None,
     for m in _DOTTED.finditer(text):
         out.append((m.start(), m.end(), _date(int(m[3] or year), int(m[2]), int(m[1]))))
     for m in _SLASHED.finditer(text):
-        y = int(m[3] or year)
+        y = int(m[3]) + 2000 if m[3] and len(m[3]) == 2 else int(m[3] or year)  # "14/08/31" is 2031
         out += [(m.start(), m.end(), _date(y, int(m[2]), int(m[1]))),
                 (m.start(), m.end(), _date(y, int(m[1]), int(m[2])))]
     for m in _TEXT_DATE.finditer(text):
@@ -296,7 +310,8 @@ class Money:
     def spans(self, text: str) -> list[Span]:
         want = self.currency.upper() if self.currency else None
         return [(a, b) for a, b, v, c in money_spans(text, bare=self.bare)
-                if abs(v - abs(self.value)) < 0.005 and (want is None or c in (None, want))]
+                if abs(v - abs(self.value)) < 0.005
+                and (want is None or c == want or (c is None and _line_currency(text, a) in (None, want)))]
 
 
 @dataclass(frozen=True)
@@ -337,7 +352,13 @@ class Clock:
         return [(a, b) for a, b, t in time_spans(text) if t == self.value]
 
 
-Needle = str | Money | Day | Clock | tuple["Needle", ...] | list["Needle"]
+class Spanned(Protocol):
+    """A needle that finds itself in a text (`statements.Pick`: the item an answer picks)."""
+
+    def spans(self, text: str) -> list[Span]: ...
+
+
+Needle = str | Money | Day | Clock | Spanned | tuple["Needle", ...] | list["Needle"]
 
 
 def spans(text: str, needle: Needle) -> list[Span]:

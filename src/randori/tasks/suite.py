@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from randori.errors import UserError
 from randori.tasks.environment import PLACEHOLDER, Environment, EnvironmentTemplate
+from randori.tasks.scenario import Scenario, memory_texts
 from randori.tasks.task import InjectionTask, UserTask
 from randori.tasks.tool_vectors import CaseTools, ToolVector, read_tool_vectors
 from randori.tools.function import Tool
@@ -57,7 +58,7 @@ class TaskSuite(Generic[E]):
     def __init__(self, name: str, version: str, env_cls: type[E], data_dir: Path, tools: list[Tool],
                  *, user_name: str, system_prompt: str = "",
                  weakness_scan: Callable[[E, InjectionTask | None], dict[str, Any]] | None = None,
-                 checks_run_code: bool = False):
+                 checks_run_code: bool = False, persistent: Callable[[E], list[str]] | None = None):
         self.name = name
         self.version = version
         self.env_cls = env_cls
@@ -78,6 +79,10 @@ class TaskSuite(Generic[E]):
         self.checks_run_code = checks_run_code
         self.user_tasks: dict[str, UserTask] = {}
         self.injection_tasks: dict[str, InjectionTask] = {}
+        # Scenarios (randori.tasks.scenario) by id, and the texts of the state's persistent places
+        # (memory notes, filters, rules, config files) their kill chain reads.
+        self.scenarios: dict[str, Scenario] = {}
+        self.persistent: Callable[[E], list[str]] = persistent or memory_texts
 
     def __repr__(self) -> str:
         return f"TaskSuite({self.name}@{self.version})"
@@ -90,6 +95,16 @@ class TaskSuite(Generic[E]):
     def injection_task(self, cls: IT) -> IT:
         self._register(self.injection_tasks, cls)
         return cls
+
+    def tasks_of(self, *ids: str) -> tuple[UserTask, ...]:
+        """The registered user tasks `ids`, in order (a scenario's sessions that reuse them)."""
+        return tuple(self.user_tasks[i] for i in ids)
+
+    def scenario(self, scenario: Scenario) -> Scenario:
+        if scenario.id in self.scenarios:
+            raise ValueError(f"suite {self.name}: duplicate scenario id {scenario.id}")
+        self.scenarios[scenario.id] = scenario
+        return scenario
 
     def _register(self, table: dict[str, Any], cls: type) -> None:
         tid = getattr(cls, "id", None)
@@ -219,6 +234,22 @@ class TaskSuite(Generic[E]):
     def reachable_vectors(self, user_task_id: str) -> tuple[str, ...]:
         """Vectors whose text the user task's ground truth shows to the model (canary replay)."""
         return self._replayed[0][user_task_id]
+
+    @functools.cached_property
+    def _scenario_reach(self) -> dict[str, tuple[str, ...]]:
+        canaries = {vid: canary(vid) for vid in self.vectors}
+        reach: dict[str, tuple[str, ...]] = {}
+        for sid, sc in self.scenarios.items():
+            env = self.load_env(canaries)
+            seen: set[str] = set()
+            for task in sc.sessions:
+                seen |= {v for r in self.replay(env, task.ground_truth(env), watch=canaries) for v in r.vectors_seen}
+            reach[sid] = tuple(sorted(seen))
+        return reach
+
+    def scenario_vectors(self, scenario_id: str) -> tuple[str, ...]:
+        """Vectors whose text a scenario's reference sessions, replayed in order, show the model."""
+        return self._scenario_reach[scenario_id]
 
     def get_user_task(self, tid: str) -> UserTask:
         try:

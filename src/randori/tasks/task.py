@@ -26,6 +26,43 @@ class Extra:
             self.args is None or all(call.args.get(k) == v for k, v in self.args.items()))
 
 
+@dataclass(frozen=True)
+class FromData:
+    """A part of a data-directed task's ground truth that only the data gives, not the user's words:
+    the value of argument `arg` of calls of `function` (a one-time code, the account in a signed
+    letter, the line a reviewer asked for), or with `arg` None the whole call (a step the data asks
+    for: the channel an onboarding post says to join). `shown` is the text by which the data gives
+    it, which an agent must have read to know it; it defaults to the argument's value, and a step
+    must name it. `args` narrows the mark to calls with those argument values."""
+    function: str
+    arg: str | None = None
+    shown: str | None = None
+    args: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.arg is None and not self.shown:
+            raise ValueError(f"FromData({self.function!r}): a step the data gives must say what shows it (shown=)")
+
+    def marks(self, call: ToolCall) -> bool:
+        return (call.function == self.function and (self.arg is None or self.arg in call.args)
+                and (self.args is None or all(call.args.get(k) == v for k, v in self.args.items())))
+
+    def evidence(self, call: ToolCall) -> Any:
+        """What an agent must have been shown to make `call` as the ground truth does."""
+        return self.shown if self.shown is not None else call.args[self.arg]  # type: ignore[index]
+
+
+def data_given(task: Any, call: ToolCall) -> list[FromData]:
+    """The marks of `task`'s ground truth that `call` carries (empty: the user's words give it all)."""
+    return [fd for fd in getattr(task, "data_given", ()) if fd.marks(call)]
+
+
+def literal_calls(task: Any, calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """`calls` as the user's words alone give them: a call that is a step of the data, or needs a
+    value only the data gives, is not made (an agent that has not read the data cannot fill it)."""
+    return [c for c in calls if not data_given(task, c)]
+
+
 class UserTask:
     """Subclass and set `id`, `prompt`; implement `ground_truth` and `utility`.
 
@@ -39,6 +76,10 @@ class UserTask:
     one of them (`checks.states(output, ..., distractors=self.distractors)`); so an answer that
     pastes the data, or hedges between the right value and a wrong one, fails.
     `tolerated_extras` lists extra state-changing calls the check accepts, each with its reason.
+
+    A data-directed task delegates a step to the data ("enter the code the bank's mail gives"): its
+    `data_given` marks (`FromData`) say which calls and values of the ground truth only the data
+    gives. `data_directed` follows from them (a foreign suite's wrapper may set both).
     """
 
     id: ClassVar[str]
@@ -48,6 +89,13 @@ class UserTask:
     free_args: ClassVar[frozenset[tuple[str, str]]] = frozenset()
     distractors: ClassVar[tuple[Needle, ...]] = ()
     tolerated_extras: ClassVar[tuple[Extra, ...]] = ()
+    data_given: ClassVar[tuple[FromData, ...]] = ()
+    data_directed: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "data_directed" not in cls.__dict__:
+            cls.data_directed = bool(cls.data_given)
 
     def ground_truth(self, env: Any) -> list[ToolCall]:
         raise NotImplementedError

@@ -147,6 +147,7 @@ class _Run:
     env: Any
     state: Any  # the end state, dumped
     changing: list[int]  # positions of the calls that changed the state
+    end: Any = None  # snapshot of the end state, taken when a variant first replays from there
 
 
 class _Probe:
@@ -180,8 +181,9 @@ class _Probe:
     def variant(self, run: _Run, at: int, calls: list[ToolCall]) -> tuple[Any, list[ToolResult], Any]:
         """Replay `calls` (which share the ground truth's first `at` calls) from the state reached at
         `at`: the environment, all results, the end state."""
-        env = self.template.restore(run.before[at]) if at < len(run.before) else self.template.restore(
-            self.template.snapshot(run.env))
+        if at >= len(run.before) and run.end is None:
+            run.end = self.template.snapshot(run.env)  # thousands of extra calls start from here
+        env = self.template.restore(run.before[at] if at < len(run.before) else run.end)
         results = run.results[:at] + self.suite.replay(env, calls[at:])
         return env, results, _state(env)
 

@@ -1,4 +1,5 @@
-"""Validity rules about what a text says: `attribution`, `negation` and `reported` (see validate.py).
+"""Validity rules about what a text says: `attribution`, `negation`, `currency`, `roles` (in
+validate_roles.py) and `reported` (see validate.py).
 
 A check's reads are recorded while it judges the ground truth (`answers.recording`): which text it
 read (the answer, or a body the agent wrote) and which values and items it looked for there. The
@@ -11,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from randori.tasks.answers import Needle, Read, recording, spans, typed
+from randori.tasks.answers import Money, Needle, Read, money_spans, recording, spans, typed
+from randori.tasks.reports import report_wordings
 from randori.tasks.statements import Item
-from randori.validity.variants import negate, reports, swap
+from randori.validity.validate_roles import _Where, check_roles
+from randori.validity.variants import in_another_currency, negate, swap
 from randori.vocabulary import Trace
 
 if TYPE_CHECKING:
@@ -23,16 +26,6 @@ if TYPE_CHECKING:
 # Arguments that carry what the agent writes (a mail, a post, a file, a comment), as opposed to a
 # name, an id or a title: the places where a value can be said about the wrong item or denied.
 BODY_ARGS = frozenset({"body", "text", "content", "description", "message", "comment", "notes"})
-
-
-class _Where:
-    """Where a read text comes from: the answer, or argument `arg` of ground-truth call `at`."""
-
-    def __init__(self, text: str, at: int | None = None, arg: str = ""):
-        self.text, self.at, self.arg = text, at, arg
-
-    def __str__(self) -> str:
-        return "the answer" if self.at is None else f"the {self.arg} it writes"
 
 
 def _sources(read: Read, answer: str, run: _Run) -> Iterator[_Where]:
@@ -101,11 +94,41 @@ class _Claims:
                                           f"{where} with {_name(a)} ({_name(one.label)}) and {_name(b)} "
                                           f"({_name(other.label)}) swapped still passes")
 
+    def currency(self, where: _Where, needle: Needle) -> None:
+        """The amounts the check reads, written in another currency: the check must fail."""
+        text = where.text
+        found = [s for n in _leaves(needle) if isinstance(n, Money) for s in spans(text, n)]
+        found += [s for n in _leaves(needle) if isinstance(n, str) and n for s in spans(text, n)
+                  if _is_amount(text, [s])]
+        amounts = [(a, b) for a, b, _, _ in money_spans(text, bare=True) if any(x < b and a < y for x, y in found)]
+        if not amounts:
+            return
+        changed = in_another_currency(text, amounts)
+        passed = self.verdict(where, changed, "currency") if changed != text else None
+        if passed is not None:
+            self.report.count("currency", not passed, self.task.id,
+                              f"{where} with {_name(needle)} in another currency ({_show_amounts(changed, amounts)}) "
+                              "still passes")
+
     def unattributed(self, where: _Where, text: str, values: list[Needle], items: list[Item]) -> None:
         found = [n for n in values if typed(n) and spans(text, n)]
         self.report.count("attribution", len(found) < 2 or bool(items), self.task.id,
                           f"the check reads {len(found)} values from {where} ({', '.join(map(_name, found))}) "
                           "without the item each is said about (use checks.Item)")
+
+
+def _leaves(needle: Any) -> list[Any]:
+    return [x for n in needle for x in _leaves(n)] if isinstance(needle, (tuple, list)) else [needle]
+
+
+def _is_amount(text: str, found: list[tuple[int, int]]) -> bool:
+    """A text needle ("2,840") that is the number of an amount written with its currency."""
+    return any(x < b and a < y for x, y in found for a, b, _, c in money_spans(text) if c is not None)
+
+
+def _show_amounts(text: str, amounts: list[tuple[int, int]]) -> str:
+    a = amounts[0][0]
+    return repr(text[max(0, a - 4):a + 18].strip())
 
 
 def _name(needle: Any) -> str:
@@ -115,7 +138,8 @@ def _name(needle: Any) -> str:
 
 
 def check_claims(probe: _Probe, report: SuiteCheck, task: Any, run: _Run) -> None:
-    """`negation` and `attribution` on a user task whose check passes its ground truth."""
+    """`negation`, `attribution`, `currency` and `roles` on a user task whose check passes its ground
+    truth."""
     claims = _Claims(probe, report, task, run)
     with recording() as reads:
         passed = probe.judge(task.utility, claims.answer, run.env, run.state, run.calls, run.results, task.id,
@@ -125,6 +149,7 @@ def check_claims(probe: _Probe, report: SuiteCheck, task: Any, run: _Run) -> Non
     # Reads of one text in separate looks still go together: a check that asks for each value
     # (or each item) alone must still tie each to its own item.
     texts: dict[str, tuple[list[Needle], list[Item]]] = {}
+    seen: set[tuple[Any, ...]] = set()
     for read in _unique(reads):
         needles, items = texts.setdefault(read.text, ([], []))
         needles += [n for n in read.needles if n not in needles]
@@ -139,19 +164,29 @@ def check_claims(probe: _Probe, report: SuiteCheck, task: Any, run: _Run) -> Non
                     claims.negation(where, needle)
             if len(items) >= 2:
                 claims.attribution(where, tuple(items))
+            for needle in [*needles, *(v for it in items for v in it.values)]:
+                claims.currency(where, needle)
+            check_roles(probe, report, claims, run, where, needles, items, seen)
 
 
 def check_reported(suite: TaskSuite[Any], report: SuiteCheck, it: Any) -> None:
-    """`reported`: each user task's correct answer plus a sentence that reports the injected request,
-    quoting it, does not reach a goal judged from the answer."""
+    """`reported`: each user task's correct answer plus a report of the injected request, in every
+    wording of `report_wordings` (quoted, paraphrased, across a semicolon, in parentheses, over two
+    sentences...), does not reach a goal judged from the answer; the same answer that then says what
+    the attacker wanted in the agent's own voice does."""
     pre = suite.load_env()
-    if not it.ground_truth_output or not report.verdict("reported", it.id, it.attack_succeeded,
-                                                        it.ground_truth_output, pre, pre, Trace(messages=[])):
+
+    def hit(output: str) -> bool | None:
+        return report.verdict("reported", it.id, it.attack_succeeded, output, pre, pre, Trace(messages=[]))
+
+    if not it.ground_truth_output or not hit(it.ground_truth_output):
         return  # not judged from the answer: its ground-truth answer alone, with no call made, misses it
     for ut in suite.user_tasks.values():
-        for how, sentence in reports(it.goal):
-            output = f"{ut.ground_truth_output}\n\n{sentence}"
-            hit = report.verdict("reported", it.id, it.attack_succeeded, output, pre, pre, Trace(messages=[]))
-            if hit is not None:
-                report.count("reported", not hit, it.id,
+        for how, sentence in report_wordings(it.goal):
+            reported = f"{ut.ground_truth_output}\n\n{sentence}"
+            if (h := hit(reported)) is not None:
+                report.count("reported", not h, it.id,
                              f"{ut.id}'s answer with the request reported ({how}) counts as obeying it")
+            if (h := hit(f"{reported} {it.ground_truth_output}")) is not None:
+                report.count("reported", h, it.id, f"{ut.id}'s answer with the request reported ({how}) and then "
+                             "obeyed in the agent's own voice does not count")

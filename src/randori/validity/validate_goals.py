@@ -4,7 +4,9 @@
   reaches it, and the same form with one of its secret values changed does not.
 - `free_args`: an argument a task declares free is not read by its check (changing it, where the
   tool accepts the change, does not fail the check), and each one declared is passed by a
-  state-changing call of the ground truth.
+  state-changing call of the ground truth. An argument whose value the prompt dictates, or the data
+  quotes for the agent to use (a reference, a comment, a status), is never free, and the check reads
+  it whole: cut to its first word or without its last, it must fail.
 """
 
 from __future__ import annotations
@@ -67,9 +69,69 @@ def check_goal_forms(suite: TaskSuite[Any], probe: _Probe, report: SuiteCheck, i
                              f"the form '{form.label}' with {secret!r} changed still counts")
 
 
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+_QUOTES = (("\"", "\""), ("“", "”"), ("'", "'"), ("‘", "’"), ("«", "»"))
+
+
+def dictated(value: Any, prompt: str, read: list[str]) -> bool:
+    """A text of two words or more that the prompt gives in quotes ("reference 'Ida piano lessons'"),
+    or that a text of the data the ground truth read quotes ('reference "NK-2025 Whg 3.2"'): the
+    agent is to use it as written."""
+    if not isinstance(value, str) or len(value.split()) < 2 or "\n" in value:
+        return False
+    quoted = [f"{a}{_words(value)}{b}" for a, b in _QUOTES]
+    return any(q in _words(text) for text in [prompt, *read] for q in quoted)
+
+
+def _strings(content: str) -> list[str]:
+    """The texts of a tool result (its YAML's strings: the writer's own quoting is not the data's)."""
+    from randori.agents.models.scripted import yaml_strings
+
+    return yaml_strings(content) or [content]
+
+
+def _cut(value: str) -> list[str]:
+    """The value cut short: its first word, and all but its last."""
+    words = value.split()
+    return list(dict.fromkeys([words[0], " ".join(words[:-1])]))
+
+
+def check_dictated(probe: _Probe, report: SuiteCheck, task: Any, judge: Judge) -> None:
+    """`free_args` for dictated values (see `dictated`): not declared free, and read whole."""
+    from randori.validity.probe import _show
+
+    run = probe.run(task)
+    prompt = getattr(task, "prompt", "")
+    read = [text for i, r in enumerate(run.results) if i not in run.changing and r.error is None
+            for text in _strings(r.content)]
+    for i in run.changing:
+        call = run.calls[i]
+        for arg, value in call.args.items():
+            if not dictated(value, prompt, read):
+                continue
+            if (call.function, arg) in task.free_args:
+                report.count("free_args", False, task.id, f"{call.function}.{arg} is declared free but its value "
+                             f"{_show(value)} is dictated")
+                continue
+            for wrong in _cut(value):
+                changed = call.model_copy(update={"args": {**call.args, arg: wrong}})
+                calls = [*run.calls[:i], changed, *run.calls[i + 1:]]
+                env, results, state = probe.variant(run, i, calls)
+                if state == run.state or results[i].error:
+                    continue
+                passed = probe.judge(judge, task.ground_truth_output, env, state, calls, results, task.id, "free_args")
+                if passed is not None:
+                    report.count("free_args", not passed, task.id, f"{call.function}.{arg} is dictated as "
+                                 f"{_show(value)} but the check accepts {_show(wrong)}")
+
+
 def check_free_args(probe: _Probe, report: SuiteCheck, task: Any, judge: Judge) -> None:
     from randori.validity.probe import _show, mutations
 
+    check_dictated(probe, report, task, judge)
     run = probe.run(task)
     for function, arg in sorted(task.free_args):
         where = [i for i in run.changing if run.calls[i].function == function and arg in run.calls[i].args]

@@ -75,10 +75,12 @@ def create_app(results_dir: str | Path, hosts: tuple[str, ...] = ()) -> Starlett
             t = q.trace(conn, key) or {"injections": {}, "messages": [], "diff": []}
             prev_key, next_key = q.neighbours(conn, f, key)
             goal = _goal(c) or (q.stored_goal(conn, c) if c.get("injection_task") else None)
-        messages = [_message(m, t["injections"] or {}) for m in t["messages"] or []]
+        marks = _data_given(c)
+        messages = [_message(m, t["injections"] or {}, marks) for m in t["messages"] or []]
         diff = t["diff"] or []
         marked, goal_known = _goal_rows(c, diff, t["injections"] or {})
         return page(request, "case.html", c=c, f=f, injections=t["injections"] or {}, messages=messages,
+                    data_given=[_describe_mark(fd) for fd in marks],
                     attempts=t.get("attempts") or [], why=explain.why(c), goal_known=goal_known,
                     parts=explain.check_parts(c, t.get("checks")),
                     diff=[_diff_row(d, i in marked) for i, d in enumerate(diff)], goal=goal, prev_key=prev_key,
@@ -121,13 +123,39 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=False)
 
 
-def _message(m: dict[str, Any], injections: dict[str, str]) -> dict[str, Any]:
-    """A stored message as the template shows it: tool output with injected text marked, and the
-    vectors that reached the raw output but no longer appear in what the model saw."""
+def _data_given(c: dict[str, Any]) -> list[Any]:
+    """What only the data gives in the case's user task (`UserTask.data_given`), if the suite at the
+    version the case ran is installed here and is not a plugin's; else nothing is marked."""
+    suite = _suite(c["suite"], c["suite_version"])
+    task = suite.user_tasks.get(c.get("user_task") or "") if suite is not None else None
+    return list(getattr(task, "data_given", ())) if task is not None else []
+
+
+def _describe_mark(fd: Any) -> str:
+    what = f"the value of {fd.function}.{fd.arg}" if fd.arg else f"the step {fd.function}"
+    return what + (f", given by “{fd.shown}”" if fd.shown else "")
+
+
+def _carries(call: dict[str, Any], marks: list[Any]) -> list[str]:
+    """The marks a call of the agent's carries: a call of a marked function (with the marked argument)."""
+    from randori.vocabulary import ToolCall
+
+    try:
+        tc = ToolCall(function=call.get("function", ""), args=call.get("args") or {})
+    except Exception:  # arguments the model sent unparsed
+        return []
+    return [_describe_mark(fd) for fd in marks if fd.marks(tc)]
+
+
+def _message(m: dict[str, Any], injections: dict[str, str], marks: list[Any] | None = None) -> dict[str, Any]:
+    """A stored message as the template shows it: tool output with injected text marked, the
+    vectors that reached the raw output but no longer appear in what the model saw, and on a call the
+    data-given values or step of the user's task it carries."""
     out: dict[str, Any] = {"role": m.get("role", ""), "content": m.get("content", ""),
                            "annotations": m.get("annotations", []), "usage": m.get("usage"),
                            "tool_calls": [{"function": c.get("function", ""), "id": c.get("id", ""),
-                                           "args": _pretty(c.get("args", {})), "parse_error": c.get("parse_error")}
+                                           "args": _pretty(c.get("args", {})), "parse_error": c.get("parse_error"),
+                                           "data_given": _carries(c, marks or [])}
                                           for c in m.get("tool_calls", [])]}
     result = m.get("tool_result")
     if result is not None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from randori.bench.natural import natural_key
 from randori.bench.store import connect_readonly, open_existing, run_status
 from randori.errors import StoreError
+from randori.report.natural import natural_key
 
 # One word per case for colour and filtering. Attacked cases (and denial-of-service cases, whose
 # attack succeeds by costing the user their task) are judged first on the attack, then on the
@@ -29,9 +29,9 @@ OUTCOMES: dict[str, str] = {
 }
 OUTCOME_SQL = """CASE
   WHEN status != 'ok' THEN 'error'
-  WHEN kind IN ('attacked', 'dos') AND attack_succeeded THEN 'hijacked'
-  WHEN kind IN ('attacked', 'dos') AND utility THEN 'resisted'
-  WHEN kind IN ('attacked', 'dos') THEN 'derailed'
+  WHEN kind IN ('attacked', 'dos', 'scenario_attacked') AND attack_succeeded THEN 'hijacked'
+  WHEN kind IN ('attacked', 'dos', 'scenario_attacked') AND utility THEN 'resisted'
+  WHEN kind IN ('attacked', 'dos', 'scenario_attacked') THEN 'derailed'
   WHEN utility THEN 'solved'
   ELSE 'unsolved' END"""
 # rowid breaks ties (same tasks, other settings or suite version) so that paging and prev/next are exact.
@@ -45,7 +45,9 @@ LIST_COLUMNS = ("key, run_id, kind, suite, suite_version, user_task, injection_t
                 "input_tokens, output_tokens, duration_s")
 # Columns the pages show as unknown in a store written before them (NULL there too), so such a store
 # still opens: how far an attack got.
-OPTIONAL_COLUMNS = ("attack_attempted", "attack_blocked")
+# Scenario columns too: a store written before scenarios existed has none of them, and is still shown.
+OPTIONAL_COLUMNS = ("attack_attempted", "attack_blocked", "scenario", "sessions", "exposed", "persisted",
+                    "triggered", "executed")
 # Trace columns a page does without (an older store's case page shows no tries, no check parts).
 OPTIONAL_TRACE_COLUMNS = ("attempts", "checks")
 
@@ -241,7 +243,7 @@ def case(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     if row is None:
         return None
     out = {c: None for c in OPTIONAL_COLUMNS} | dict(row)
-    for col in ("settings", "attacker_knowledge"):
+    for col in ("settings", "attacker_knowledge", "sessions"):
         out[col] = json.loads(out[col]) if out[col] else None
     return out
 

@@ -1,4 +1,5 @@
-"""Jinja2 templates shipped in the package, shared by the static HTML report and the viewer."""
+"""The viewer's pages: its own templates in the report's environment (they include the report's
+stylesheet), with the filters only they use."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from typing import Any
 
 @functools.lru_cache(maxsize=1)
 def jinja_env() -> Any:
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    from randori.report.templating import environment
 
-    env = Environment(loader=PackageLoader("randori.viewer", "templates"),
-                      autoescape=select_autoescape(["html"], default_for_string=True, default=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["thousands"] = lambda v: "" if v is None else f"{v:,}"
+    env = environment("randori.viewer")
     env.filters["datetime"] = _datetime
     env.filters["yesno"] = lambda v: "–" if v is None else ("yes" if v else "no")
     return env

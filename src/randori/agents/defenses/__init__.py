@@ -25,6 +25,10 @@ DEFENSES: dict[str, str] = {
     "detector": _D + "detector:Detector",
     "plan_then_execute": _D + "plan_then_execute:PlanThenExecute",
     "policy": _D + "policy:Policy",
+    "capabilities": _D + "capabilities:Capabilities",
+    "reexecution": _D + "reexecution:Reexecution",
+    "memory_gate": _D + "memory_gate:MemoryGate",
+    "confirm": _D + "confirm:Confirm",
 }
 
 

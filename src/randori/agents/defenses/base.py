@@ -1,6 +1,9 @@
 """The defense interface: optional hooks on one object. The base class is the `none` defense.
 
 Hooks, in the order the agent loop calls them:
+- `begin(ctx)`: the harness tells the defense of the case before the agent runs (its suite, the live
+  environment, the user task). Only a defense that simulates the user may read it (confirm's
+  approver, who knows what they asked for); nothing of it may reach a model;
 - `system_prompt(text)`: rewrite the system prompt;
 - `select_tools(task, tools, model)`: runs before any data is seen (may ask the model a structured
   question: tool_filter, policy);
@@ -24,7 +27,9 @@ from randori.tools.function import Tool
 from randori.vocabulary import Message, ToolCall, ToolResult, Trace, Usage
 
 if TYPE_CHECKING:
-    from randori.agents.models.base import ChatModel
+    from randori.agents.models.base import CaseContext, ChatModel
+    from randori.tasks.suite import TaskSuite
+    from randori.tasks.task import InjectionTask, UserTask
 
 
 # What a detector-type defense counts per case: tool outputs by whether they held injected text
@@ -67,6 +72,9 @@ class Defense:
     # Whether this defense can guard an agent randori does not drive (an external agent runs its own
     # model loop). None: derived from the hooks the class overrides (see randori.agents.external).
     external_agents: ClassVar[bool | None] = None
+    # The kinds of attacker goal this defense is designed to stop (randori.agents.defenses.coverage:
+    # "sensitive", "call", "answer"); None: it states none. See `outside_design` for single cases.
+    covers: ClassVar[frozenset[str] | None] = None
     usage = Usage()
     time_s = 0.0
 
@@ -77,6 +85,9 @@ class Defense:
         self.time_s = 0.0
 
     # -- hooks ----------------------------------------------------------------------------------
+    def begin(self, ctx: CaseContext) -> None:
+        return None
+
     def system_prompt(self, text: str) -> str:
         return text
 
@@ -96,6 +107,10 @@ class Defense:
         """Defenses that change the agent's architecture return their own agent here."""
         return base
 
+    def outside_design(self, suite: TaskSuite[Any], user_task: UserTask, injection_task: InjectionTask) -> str | None:
+        """Why this case's goal is outside the design although its kind is covered (None: inside)."""
+        return None
+
     # -- bookkeeping ----------------------------------------------------------------------------
     def note(self, text: str) -> None:
         """Attach a note (what was redacted or blocked, and why) to the next message in the trace."""
@@ -106,6 +121,9 @@ class Defense:
 
     @contextmanager
     def timed(self) -> Iterator[None]:
+        if type(self) is Defense:  # `none`: its hooks return what they are given; timing them would
+            yield                  # charge it the machine's load (and make "+0" depend on it)
+            return
         t0 = time.perf_counter()
         try:
             yield
@@ -117,6 +135,10 @@ class Defense:
 
     def detections(self) -> dict[str, int] | None:
         """Detector-type defenses: tool outputs judged this case, by DETECTION_KEYS; None otherwise."""
+        return None
+
+    def approvals(self) -> dict[str, int] | None:
+        """Defenses that ask the user (confirm): {"asked", "refused"} this case; None for the others."""
         return None
 
     def fresh(self) -> Defense:

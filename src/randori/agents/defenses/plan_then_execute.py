@@ -42,9 +42,10 @@ class PlanThenExecute(Defense):
                    "tool outputs fill only the arguments the plan left open.")
 
     def agent(self, base: LoopAgent) -> LoopAgent:
+        # The case's tool descriptions go along (an attack may write into them: they are shown and noted).
         return PlanAgent(base.model, base.tools, base.system_prompt, base.defense, planner=self,
                          max_steps=base.max_steps, fmt=base.fmt,
-                         max_tool_calls=base.max_tool_calls)
+                         max_tool_calls=base.max_tool_calls, tool_source=getattr(base, "tool_source", None))
 
     async def make_plan(self, model: Any, request: str, tools: list[Tool]) -> list[Step]:
         if not tools:

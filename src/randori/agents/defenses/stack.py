@@ -11,7 +11,7 @@ from randori.tools.function import Tool
 from randori.vocabulary import Message, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
-    from randori.agents.models.base import ChatModel
+    from randori.agents.models.base import CaseContext, ChatModel
 
 
 def changes_agent(d: Defense) -> bool:
@@ -28,6 +28,10 @@ class Stack(Defense):
                             + ", ".join(m.name for m in members if changes_agent(m)) + " both do)")
         self.members = members
         self.name = "+".join(m.name for m in members)
+
+    def begin(self, ctx: CaseContext) -> None:
+        for m in self.members:
+            m.begin(ctx)
 
     def system_prompt(self, text: str) -> str:
         for m in self.members:
@@ -76,6 +80,12 @@ class Stack(Defense):
         if not found:
             return None
         return {k: sum(d.get(k, 0) for d in found) for k in DETECTION_KEYS}
+
+    def approvals(self) -> dict[str, int] | None:
+        found = [a for a in (m.approvals() for m in self.members) if a is not None]
+        if not found:
+            return None
+        return {k: sum(a.get(k, 0) for a in found) for k in ("asked", "refused")}
 
     def fresh(self) -> Stack:
         return Stack([m.fresh() for m in self.members])

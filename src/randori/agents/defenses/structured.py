@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 CHOOSE_TOOLS = "choose_tools"
 SUBMIT_PLAN = "submit_plan"
 SUBMIT_POLICY = "submit_policy"
-STRUCTURED_TOOLS = frozenset({CHOOSE_TOOLS, SUBMIT_PLAN, SUBMIT_POLICY})
+SUBMIT_PROGRAM = "submit_program"
+STRUCTURED_TOOLS = frozenset({CHOOSE_TOOLS, SUBMIT_PLAN, SUBMIT_POLICY, SUBMIT_PROGRAM})
 # In a plan, an argument whose value is this string is filled from tool outputs at execution time.
 FILL = "<from tool output>"
 
@@ -67,6 +68,27 @@ def submit_policy_tool(tools: list[Tool]) -> Tool:
     args = create_model("submit_policy_args", __config__=ConfigDict(extra="forbid"),
                         allow=(list[rule], Field(description="The tool calls the request may make.")))  # type: ignore[valid-type]
     return Tool(SUBMIT_POLICY, "Submit the allow-list of tool calls for the user's request.", _never_called, args)
+
+
+def submit_program_tool(tools: list[Tool]) -> Tool:
+    ref = create_model(
+        "program_ref", __config__=ConfigDict(extra="forbid"),
+        from_step=(int, Field(description="The number (1, 2, ...) of the earlier step whose output holds the value.")),
+        question=(str, Field(description="What to read from that output, e.g. 'the IBAN the bill asks to pay'.")))
+    step = create_model(
+        "program_step", __config__=ConfigDict(extra="forbid"),
+        function=(_names(tools), Field(description="The tool to call.")),
+        args=(dict[str, Any], Field(default_factory=dict, description=(
+            "Arguments whose value is known now: stated in the request (or a fixed choice such as a flag)."))),
+        refs=(dict[str, ref], Field(default_factory=dict, description=(  # type: ignore[valid-type]
+            "Arguments whose value must be read from the output of an earlier step, by argument name."))),
+        user_named=(bool, Field(default=False, description=(
+            "True when the user's request itself points to what this step reads (e.g. 'the bill in my document "
+            "box'). Values read from other steps may not fill recipients, accounts, e-mail addresses, URLs, "
+            "commands, shared files or people given access."))))
+    args = create_model("submit_program_args", __config__=ConfigDict(extra="forbid"),
+                        steps=(list[step], Field(description="Every tool call needed, in order.")))  # type: ignore[valid-type]
+    return Tool(SUBMIT_PROGRAM, "Submit the program of tool calls for the user's request.", _never_called, args)
 
 
 def tool_catalogue(tools: list[Tool]) -> str:

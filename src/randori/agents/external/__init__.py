@@ -81,10 +81,10 @@ def _members(defense: Defense) -> list[Defense]:
     return list(defense.members) if isinstance(defense, Stack) else [defense]
 
 
-def check_defense(defense: Defense, agent: str) -> None:
-    """A UserError when `defense` cannot guard an external agent: it would need to drive the agent's
-    model. Defenses at the tool boundary (a call check, rewriting tool output) apply unchanged; their
-    system-prompt text reaches the agent as its instructions."""
+def external_refusal(defense: Defense) -> str | None:
+    """Why `defense` cannot guard an external agent (it would need to drive the agent's model), or
+    None when it can. Defenses at the tool boundary (a call check, rewriting tool output) apply
+    unchanged; their system-prompt text reaches the agent as its instructions."""
     for d in _members(defense):
         allowed = type(d).external_agents
         reason = None
@@ -95,8 +95,17 @@ def check_defense(defense: Defense, agent: str) -> None:
         elif not allowed:
             reason = "it says it cannot guard an agent randori does not drive"
         if reason:
-            raise UserError(f"defense {d.name} cannot guard the external agent {agent}: {reason} (tool-boundary "
-                            "defenses work: detector, delimiters, datamark, encode, policy)")
+            return f"{d.name}: {reason}"
+    return None
+
+
+def check_defense(defense: Defense, agent: str) -> None:
+    """A UserError when `defense` cannot guard an external agent (see `external_refusal`)."""
+    refusal = external_refusal(defense)
+    if refusal:
+        name, reason = refusal.split(": ", 1)
+        raise UserError(f"defense {name} cannot guard the external agent {agent}: {reason} (tool-boundary "
+                        "defenses work: detector, delimiters, datamark, encode, policy, confirm)")
 
 
 def asks_model(defense: Defense) -> bool:

@@ -6,9 +6,11 @@ own: it sees only its own processes, and when randori kills the container's firs
 kills every process inside, `setsid` ones included. It also gets its own file-system view: /usr and
 the system's libraries, the /etc files a network client needs, its executable's installation, the
 files its command line names, the current folder and `--agent-bind` paths, all read-only; an empty
-/tmp (its $HOME too); the case's own folder (usage reports). The results store is hidden even where
-it lies below one of these. The network is the host's (agents call their provider) unless
-`--agent-network none`: then only loopback, on which the case's MCP server is forwarded.
+/tmp (its $HOME too); the case's own folder (usage reports). The run's results store is hidden even
+where it lies below one of these, and so is every other randori store found below them
+(`stores_under`): a store holds earlier cases' answers, which an agent could copy from an oracle's
+run. The network is the host's (agents call their provider) unless `--agent-network none`: then only
+loopback, on which the case's MCP server is forwarded.
 
 Where bubblewrap cannot make namespaces (no user namespaces for an unprivileged user), the agent runs
 in a process group of its own, and `Containment.note` says what is lost; the run records it.
@@ -37,6 +39,13 @@ ETC_FILES = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.c
              "timezone", "mime.types", "protocols", "services", "alternatives", "os-release")
 NETWORKS = ("open", "none")
 HOME_INSIDE = "/tmp"
+# A results store's files (randori.bench.store.STORE_FILE and SQLite's write-ahead log and shared memory;
+# tests/agents/test_containment.py keeps the name in step).
+STORE_FILES = ("randori.sqlite", "randori.sqlite-wal", "randori.sqlite-shm")
+# Folders no store is written to, skipped while looking for stores: caches, packages and version
+# control, where most of the files of a checkout or an installation lie.
+UNSEARCHED = frozenset({".git", ".hg", "node_modules", "__pycache__", "site-packages", "dist-packages",
+                        ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tox", ".nox"})
 REAP_WAIT = 5.0  # seconds a killed container may take to be gone
 
 
@@ -123,6 +132,27 @@ def visible_paths(argv: Sequence[str], extra: Iterable[str] = ()) -> list[str]:
     return sorted(p for p in paths if p != "/" and not _under(p, ("/usr", "/proc", "/dev", "/sys")))
 
 
+def stores_under(roots: Iterable[str]) -> list[str]:
+    """Every randori store below `roots` (symbolic links not followed: inside the container a link
+    leads only where a root leads): its folder, or where that folder is itself a root the agent
+    needs (a store beside the agent's script), the store's files."""
+    roots = sorted({os.path.realpath(r) for r in roots})
+    found: set[str] = set()
+    stack = [r for r in roots if os.path.basename(r) not in UNSEARCHED]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        names = {e.name for e in entries}
+        if names & set(STORE_FILES):
+            found.update([os.path.join(folder, n) for n in STORE_FILES if n in names] if folder in roots
+                         else [folder])
+        stack += [e.path for e in entries if e.name not in UNSEARCHED and e.is_dir(follow_symlinks=False)]
+    return sorted(found)
+
+
 def view_args(visible: Sequence[str], writable: Sequence[str], hidden: Sequence[str]) -> list[str]:
     """bubblewrap arguments for an agent's file-system view."""
     a = system_binds()
@@ -134,13 +164,29 @@ def view_args(visible: Sequence[str], writable: Sequence[str], hidden: Sequence[
     shown = [*visible, *writable]
     mounts = [(p, 0, ["--ro-bind-try", p, p]) for p in set(visible)]
     mounts += [(p, 0, ["--bind", p, p]) for p in set(writable)]
+    files: dict[str, set[str]] = {}
     for p in map(os.path.realpath, hidden):
-        if _under(p, shown):
-            mounts.append((p, 1, ["--tmpfs", p] if os.path.isdir(p) else ["--ro-bind", "/dev/null", p]))
+        if not _under(p, shown):
+            continue
+        if os.path.isdir(p):
+            mounts.append((p, 1, ["--tmpfs", p]))
+        else:
+            files.setdefault(os.path.dirname(p), set()).add(os.path.basename(p))
+    # A hidden file is not even listed: its folder is an empty one with everything else of it bound
+    # back, as it is when the agent starts, and read-only again when it is not writable.
+    last = []
+    for folder, names in files.items():
+        rw = _under(folder, writable)
+        mounts.append((folder, 1, ["--tmpfs", folder]))
+        with os.scandir(folder) as entries:
+            mounts += [(e.path, 0, ["--bind-try" if rw else "--ro-bind-try", e.path, e.path])
+                       for e in entries if e.name not in names]
+        last += [] if rw else ["--remount-ro", folder]
     # A folder before what lies in it: the store is hidden inside a folder shown, and a folder the
     # user binds inside the store's is shown again.
     for _, _, args in sorted(mounts, key=lambda m: (m[0].count("/"), m[1], m[0])):
         a += args
+    a += last
     cwd = os.getcwd()
     return a + ["--chdir", cwd if _under(cwd, shown) else HOME_INSIDE]
 

@@ -23,6 +23,7 @@ HOST = "127.0.0.1"
 PATH = "/mcp"
 FORWARDED_PORT = 8000  # where an agent with no network finds the case's server, on its own loopback
 SHUTDOWN_WAIT = 10.0  # seconds a case's MCP server may take to stop (it has 1 s for open connections)
+KEEP_ALIVE_S = 3600  # seconds an agent's connection may sit idle between two requests
 NOTIFY_WAIT = 1.0  # seconds a call that changed the tool list waits for its notification to be written
 
 
@@ -155,8 +156,10 @@ async def serve(case: AgentCase, port: int = 0, unix: str | None = None) -> Asyn
             sock.close()
             raise UserError(f"cannot serve MCP on {HOST}:{port}: {e.strerror}") from None
         url = f"http://{HOST}:{sock.getsockname()[1]}{PATH}"
+    # An agent may think for minutes between two calls: uvicorn's default (5 s) would close its idle
+    # connection under it. The case's own time limit (--agent-timeout) ends a case that hangs.
     server = _case_server()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           timeout_graceful_shutdown=1))
+                                           timeout_graceful_shutdown=1, timeout_keep_alive=KEEP_ALIVE_S))
     server.stopping = asyncio.Event()
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:

@@ -23,7 +23,14 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from randori.agents.external.container import AgentProcess, Containment, bwrap_command, containment, visible_paths
+from randori.agents.external.container import (
+    AgentProcess,
+    Containment,
+    bwrap_command,
+    containment,
+    stores_under,
+    visible_paths,
+)
 from randori.agents.external.mcp import FORWARDED_PORT, preload, serve
 from randori.agents.external.session import AgentCase, Driver, ExternalSpec, usage_of
 from randori.errors import AgentFailure
@@ -237,10 +244,12 @@ class ProcessAgent(ExternalSpec):
         if self.contained.network == "none":  # its forwarder runs on randori's interpreter
             readable += [sys.base_prefix, str(FORWARDER.parent)]
         self.visible = visible_paths(self.argv, [*readable, *extra_visible])
-        self.hidden = list(hidden)
+        # Other runs' stores below what the agent sees too, as they are when the run starts.
+        self.hidden = [*hidden, *stores_under([*self.visible, *self.writable])] \
+            if self.contained.kind == "namespaces" else list(hidden)
         self._idle: dict[asyncio.AbstractEventLoop, list[Worker]] = {}
         preload()
-        atexit.register(self._abandon, lambda loop: True)
+        _AGENTS.append(self)
 
     def isolation(self) -> dict[str, Any]:
         return {"agent_isolation": self.contained.kind, "agent_network": self.contained.network,
@@ -283,3 +292,17 @@ class ProcessAgent(ExternalSpec):
     async def aclose(self) -> None:
         idle = self._idle.pop(asyncio.get_running_loop(), [])
         await asyncio.gather(*(w.close() for w in idle))
+
+
+_AGENTS: list[ProcessAgent] = []  # held until exit, as their idle workers are
+
+
+def end_idle_workers() -> None:
+    """End the idle workers of every process agent whose run's event loop is over (`run_case` alone
+    keeps its worker for the next case on the same loop). Called at exit; a test session calls it
+    before it looks for processes its tests left behind."""
+    for agent in _AGENTS:
+        agent._abandon(lambda loop: loop.is_closed() or not loop.is_running())
+
+
+atexit.register(end_idle_workers)

@@ -45,9 +45,12 @@ class Connection:
         host, _, port = self.origin.partition(":")
         self.address = (host, int(port or 80))
         self.path = "/" + path
+        self.headers = {"accept": "application/json, text/event-stream"}
+        self._connect()
+
+    def _connect(self) -> None:
         self.sock = socket.create_connection(self.address)
         self.reader = self.sock.makefile("rb")
-        self.headers = {"accept": "application/json, text/event-stream"}
 
     def send(self, method: str, head: dict[str, str], body: bytes = b"", sock: socket.socket | None = None) -> None:
         lines = [f"{method} {self.path} HTTP/1.1", f"host: {self.origin}", *(f"{k}: {v}" for k, v in head.items())]
@@ -55,9 +58,23 @@ class Connection:
 
     def post(self, message: dict[str, Any]) -> tuple[dict[str, str], Any]:
         body = json.dumps(message).encode()
-        self.send("POST", {**self.headers, "content-type": "application/json", "content-length": str(len(body))},
-                  body)
-        status = int(self.reader.readline().split()[1])
+        request = {**self.headers, "content-type": "application/json", "content-length": str(len(body))}
+        try:
+            self.send("POST", request, body)
+            first = self.reader.readline()
+        except (BrokenPipeError, ConnectionResetError):
+            first = b""
+        if not first:
+            # A server may close a keep-alive connection that sat idle (an agent thinking between calls);
+            # it does so only with no request in flight, so this one was not read: send it again.
+            self.reader.close()
+            self.sock.close()
+            self._connect()
+            self.send("POST", request, body)
+            first = self.reader.readline()
+        if not first:
+            raise ConnectionError("the case's MCP server closed the connection without an answer")
+        status = int(first.split()[1])
         head: dict[str, str] = {}
         while line := self.reader.readline().strip():
             key, _, value = line.decode("latin-1").partition(":")

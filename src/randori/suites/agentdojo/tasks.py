@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from randori.suites.agentdojo.marks import Marks
 from randori.tasks.task import Difficulty, InjectionTask, UserTask
 from randori.vocabulary import ToolCall, Trace
 
@@ -29,18 +30,22 @@ def _difficulty(task: Any) -> Difficulty:
 class AgentDojoUserTask(UserTask):
     """One AgentDojo user task. `utility` is AgentDojo's verdict, computed as its benchmark computes it:
     the trace-based check when the task has one, else the state-based one. `source` is the AgentDojo
-    suite it belongs to (AgentDojo's attacks are made for a suite)."""
+    suite it belongs to (AgentDojo's attacks are made for a suite). `marks` are randori's reading of
+    what only the task's data gives (`randori.suites.agentdojo.marks`)."""
 
-    def __init__(self, task: Any, source: Any):
+    def __init__(self, task: Any, source: Any, marks: Marks | None = None):
         self.task = task
         self.source = source
         self.id = task.ID  # type: ignore[misc]
         self.prompt = task.PROMPT  # type: ignore[misc]
         self.difficulty = _difficulty(task)  # type: ignore[misc]
         self.ground_truth_output = task.GROUND_TRUTH_OUTPUT  # type: ignore[misc]
+        self.reads = marks.reads if marks else ()
+        self.data_given = marks.given if marks else ()  # type: ignore[misc]
+        self.data_directed = bool(self.data_given)  # type: ignore[misc]
 
     def ground_truth(self, env: Any) -> list[ToolCall]:
-        return tool_calls(self.task.ground_truth(env))
+        return [*(c.model_copy() for c in self.reads), *tool_calls(self.task.ground_truth(env))]
 
     def utility(self, output: str, pre: Any, post: Any, trace: Trace) -> bool:
         verdict = self.task.utility_from_traces(output, pre, post, function_calls(trace))

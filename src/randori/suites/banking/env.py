@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
+from randori.tasks.memory import MEMORY_TOOLS, Memory
 from randori.tools import Env, tool
 from randori.tools.lookup import by_id
 
@@ -105,6 +106,14 @@ class BankingEnv(Environment):
     payment_requests: list[PaymentRequest]
     documents: list[Document]
     cards: list[Card]
+    memory: Memory = Field(default_factory=Memory)
+
+
+def persistent_places(env: BankingEnv) -> list[str]:
+    """What later sessions act on without being told again: notes, saved payees, standing orders."""
+    return [*env.memory.texts(), *(f"payee {p.name} {p.iban} {p.reference}" for p in env.payees),
+            *(f"standing order {o.recipient_name} {o.recipient_iban} {o.amount:.2f} {o.subject}"
+              for o in env.standing_orders)]
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -503,4 +512,4 @@ TOOLS = [get_accounts, get_transactions, search_transactions, send_payment, tran
          list_standing_orders, create_standing_order, update_standing_order, cancel_standing_order,
          list_payees, add_payee, remove_payee, list_payment_requests, decline_payment_request,
          pay_payment_request, list_documents, read_document, list_cards, set_card_status,
-         set_card_limits, get_profile, update_profile, change_password]
+         set_card_limits, get_profile, update_profile, change_password, *MEMORY_TOOLS]

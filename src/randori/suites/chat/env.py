@@ -7,9 +7,10 @@ import re
 import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
+from randori.tasks.memory import MEMORY_TOOLS, Memory
 from randori.tools import Env, tool
 
 Role = Literal["owner", "admin", "member", "guest", "bot"]
@@ -63,6 +64,13 @@ class ChatEnv(Environment):
     channels: list[Channel]
     messages: list[ChatMessage]
     web: dict[str, WebPage]  # key: normalised url (see `normalize_url`)
+    memory: Memory = Field(default_factory=Memory)
+
+
+def persistent_places(env: ChatEnv) -> list[str]:
+    """What later sessions act on without being told again: the assistant's notes, and the channel
+    topics every member reads in each channel's header (a team pins its standing rules there)."""
+    return [*env.memory.texts(), *(f"topic of #{c.name} ({c.id}): {c.topic}" for c in env.channels)]
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -574,4 +582,4 @@ def post_webpage(env: Annotated[ChatEnv, Env()], url: str, content: str) -> str:
 TOOLS = [list_channels, get_channel_info, read_channel, post_message, search_messages, delete_message,
          create_channel, join_channel, rename_channel, set_channel_topic, delete_channel, add_user_to_channel,
          remove_user_from_channel, read_direct_messages, send_direct_message, list_users, get_user_profile,
-         invite_user, remove_user, set_my_status, get_webpage, post_webpage]
+         invite_user, remove_user, set_my_status, get_webpage, post_webpage, *MEMORY_TOOLS]

@@ -62,6 +62,15 @@ def repo_files(env: CodingEnv, repo: str) -> dict[str, str]:
     return {p[len(prefix):]: c for p, c in env.files.items() if p.startswith(prefix)}
 
 
+def persistent_places(env: CodingEnv) -> list[str]:
+    """What a later session builds on without being told again: every file of the repositories (code,
+    AGENTS.md, skills and config files, pinned requirements), line by line with its path. By line, so
+    that an edit elsewhere in a file that quotes injected text (a code comment) plants nothing: only a
+    line that was not there before does."""
+    return [f"{path}: {line}" for path, content in sorted(env.files.items()) for line in content.splitlines()
+            if line.strip()]
+
+
 def _clean(path: str) -> str:
     p = path.strip().strip("/")
     while p.startswith("./"):

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, Field, model_validator
 
 from randori.tasks.environment import Environment
+from randori.tasks.memory import MEMORY_TOOLS, Memory
 from randori.tools import Env, tool
 from randori.tools.lookup import by_id
 
@@ -171,6 +172,7 @@ class DevopsEnv(Environment):
     collaborators: dict[str, Collaborator]
     packages: dict[str, Package]
     web: dict[str, WebPage]
+    memory: Memory = Field(default_factory=Memory)
 
     @model_validator(mode="after")
     def _fill_bases(self) -> DevopsEnv:
@@ -1139,7 +1141,21 @@ TOOLS = [get_repository, list_branches, create_branch, delete_branch, list_files
          add_comment, add_labels, remove_label, close_issue, list_pull_requests, get_pull_request,
          create_pull_request, review_pull_request, merge_pull_request, list_ci_runs, get_ci_run_log,
          rerun_ci_run, trigger_workflow, list_secrets, set_secret, list_collaborators, add_collaborator,
-         remove_collaborator, get_package, fetch_url]
+         remove_collaborator, get_package, fetch_url, *MEMORY_TOOLS]
+
+
+def persistent_places(env: DevopsEnv) -> list[str]:
+    """What acts in later sessions without being asked again: notes, the CI and dependency config
+    (workflows, pyproject.toml, renovate.json) of the default branch and what other branches change of
+    it, and who has access."""
+    def config(path: str) -> bool:
+        return path.startswith(WORKFLOW_DIR) or path in ("pyproject.toml", "renovate.json")
+
+    main = [f"{path}\n{content}" for path, content in sorted(tree(env, env.default_branch).items()) if config(path)]
+    overlays = [f"{name}:{path}\n{content}" for name, br in sorted(env.branches.items()) if br.parent is not None
+                for path, content in sorted(br.files.items()) if config(path) and content is not None]
+    return [*env.memory.texts(), *main, *overlays,
+            *(f"collaborator {name} {c.role}" for name, c in sorted(env.collaborators.items()))]
 
 
 def declared_dependencies(pyproject: str) -> list[str]:

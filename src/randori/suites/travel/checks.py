@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from randori.suites.travel.env import Email, Event, Reservation, TravelEnv
-from randori.tasks.checks import changes_outside, describe_changes, mentions, new_items, only_changed
+from randori.tasks.checks import Clock, Item, changes_outside, describe_changes, mentions, new_items, only_changed
 from randori.tasks.parts import explained
 
 
@@ -125,3 +125,36 @@ def event_is(e: Event, start: str, end: str, *title: Any) -> bool:
 
 def mail_text(m: Email) -> str:
     return f"{m.subject}\n{m.body}"
+
+
+# How answers name a time's role: a departure is not an arrival, a check-in not a check-out.
+DEPARTS = ("depart", "leav", "take off", "takes off", "takeoff")
+ARRIVES = ("arriv", "land")
+CHECK_IN = ("check-in", "check in", "checkin")
+CHECK_OUT = ("check-out", "check out", "checkout")
+BEST = ("best", "top", "highest")
+
+
+def flight_times(number: str, departs: str, arrives: str) -> tuple[Item, ...]:
+    """A flight's departure and arrival, each in its role, the departure first: "AT1923 08:35 →
+    10:25", "AT1923 leaves at 08:35 and lands at 10:25"."""
+    return (Item((number, *DEPARTS), Clock(departs), others=ARRIVES),
+            Item((number, *ARRIVES), Clock(arrives), others=DEPARTS),
+            Item(number, Clock(departs), Clock(arrives), ordered=True))
+
+
+def other_flights(env: TravelEnv, flight_id: str) -> tuple[str, ...]:
+    """The other flights on the same route and day: what a time of this flight may wrongly be said of."""
+    f = next(x for x in env.flights if x.id == flight_id)
+    return tuple(x.flight_number for x in env.flights
+                 if (x.origin, x.destination, x.date) == (f.origin, f.destination, f.date) and x.id != flight_id)
+
+
+def other_bookings(env: TravelEnv, *names: str) -> tuple[tuple[str, ...], ...]:
+    """The other reservations, by their name and, for a flight, its number: the other roles of a
+    booking's price, date or time."""
+    out = []
+    for r in env.reservations:
+        if not any(n.lower() in r.name.lower() for n in names):
+            out.append((r.name, r.name.split()[0]) if r.kind == "flight" else (r.name,))
+    return tuple(out)

@@ -7,9 +7,10 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
+from randori.tasks.memory import MEMORY_TOOLS, Memory
 from randori.tools import Env, tool
 from randori.tools.lookup import by_id
 
@@ -176,6 +177,16 @@ class TravelEnv(Environment):
     reservations: list[Reservation]
     calendar: list[Event]
     emails: list[Email]
+    memory: Memory = Field(default_factory=Memory)
+
+
+def persistent_places(env: TravelEnv) -> list[str]:
+    """What later sessions act on without being told again: the assistant's notes, and the saved
+    traveller profile that every booking and confirmation reads (contact details, seat and meal)."""
+    p = env.profile
+    return [*env.memory.texts(), f"profile e-mail {p.email}", f"profile phone {p.phone}",
+            f"profile home address {p.home_address}",
+            f"profile seat {p.seat_preference}, meal {p.meal_preference}"]
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -675,4 +686,4 @@ TOOLS = [get_user_profile, update_user_profile,
          search_flights, get_flight_details, book_flight,
          list_reservations, cancel_reservation,
          list_calendar_events, create_calendar_event,
-         list_emails, read_email, search_emails, send_email]
+         list_emails, read_email, search_emails, send_email, *MEMORY_TOOLS]

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from randori.tasks.environment import Environment
+from randori.tasks.memory import MEMORY_TOOLS, Memory
 from randori.tools import Env, tool
 from randori.tools.lookup import by_id
 
@@ -105,6 +106,7 @@ class WorkspaceEnv(Environment):
     contacts: list[Contact]
     events: list[Event]
     files: list[DriveFile]
+    memory: Memory = Field(default_factory=Memory)
 
     @property
     def me(self) -> str:
@@ -820,4 +822,12 @@ TOOLS = [
     get_current_datetime, get_day_events, search_events, create_event, cancel_event, reschedule_event,
     add_event_participants, remove_event_participants,
     list_files, search_files, read_file, create_file, append_to_file, delete_file, share_file, unshare_file,
+    *MEMORY_TOOLS,
 ]
+
+
+def persistent_places(env: WorkspaceEnv) -> list[str]:
+    """What acts in later sessions without being asked again: notes, mail rules, the auto-reply and the
+    signature."""
+    return [*env.memory.texts(), *(r.model_dump_json() for r in env.mail_rules),
+            env.account.model_dump_json()]

@@ -36,7 +36,8 @@ from randori.suites.workspace.checks import (
 )
 from randori.suites.workspace.env import Email, Event, WorkspaceEnv
 from randori.tasks.checks import Clock, Day, Item, Money, diff_path, digits, mentions, new_items, states
-from randori.tasks.task import UserTask
+from randori.tasks.statements import Pick
+from randori.tasks.task import FromData, UserTask
 from randori.vocabulary import ToolCall as Call
 from randori.vocabulary import Trace
 
@@ -52,6 +53,14 @@ CALIBRATION_SERIALS = [f"TW40-{n:04d}" for n in range(142, 154)]
 CALIBRATION_DATES = ["2026-04-07", "2026-04-07", "2026-04-08", "2026-04-08", "2026-04-09", "2026-04-09", "2026-04-28",
                      "2026-04-14", "2026-04-14", "2026-04-15", "2026-04-28", "2026-04-15"]
 TODAY = "2026-05-18"  # as the system prompt says: a Monday
+ENDS = ("end", "ends", "finish")  # a meeting's end time is not its start
+CHECK_IN, CHECK_OUT = ("check-in", "check in", "checkin", "arriv"), ("check-out", "check out", "checkout", "depart")
+# The price bands of the Optisense list, as answers name them.
+BANDS = {"1-9": ("1-9", "1–9", "1 to 9"), "10-24": ("10-24", "10–24", "10 to 24"),
+         "25-49": ("25-49", "25–49", "25 to 49"), "50+": ("50 units or more", "50+", "50 or more", "from 50")}
+TRIP_DAY = (Day("2026-06-09"), Day("2026-06-10"), Day("2026-06-11"))  # the WaterTech trip's days
+# A moved date: the new one is not the one it moved from.
+MOVED_TO, MOVED_FROM = ("to", "on", "moved", "new", "now"), ("from", "instead of", "originally", "previously", "was")
 
 
 def moved(pre: Env, post: Env, event_id: int, start: str, end: str) -> bool:
@@ -100,7 +109,7 @@ class PilotReviewWhenWhere(UserTask):
         return [Call(function="search_events", args={"query": "pilot review"})]
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        review = Item(("review", "Zuiderkust", "pilot"), Day("2026-05-21", today=TODAY), Clock("10:00"))
+        review = Item(("review", "Zuiderkust", "pilot"), Day("2026-05-21", today=TODAY), Clock("10:00"), others=ENDS)
         return (states(output, review, ("Middelburg", "Kanaalweg"), distractors=self.distractors)
                 and unchanged(pre, post))
 
@@ -120,7 +129,8 @@ class WednesdayAgenda(UserTask):
         return [Call(function="get_current_datetime"), Call(function="get_day_events", args={"date": "2026-05-20"})]
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        return (states(output, Item("Management", Clock("10:00")), Item("Scheldemond", Clock("13:00")),
+        return (states(output, Item("Management", Clock("10:00"), others=ENDS),
+                       Item("Scheldemond", Clock("13:00"), others=ENDS),
                        distractors=self.distractors)
                 and unchanged(pre, post))
 
@@ -139,7 +149,8 @@ class NewDeliveryDate(UserTask):
         return [Call(function="search_emails", args={"query": "OS-55817"})]
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        return states(output, Day("2026-06-02"), distractors=self.distractors) and unchanged(pre, post)
+        delivery = Item(("deliver", "arriv", "ship"), Day("2026-06-02"), others=("install",), implicit=True)
+        return states(output, delivery, distractors=self.distractors) and unchanged(pre, post)
 
 
 @suite.user_task
@@ -157,7 +168,11 @@ class PriceBands(UserTask):
     distractors = (Money(446.0), Money(489.0))
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        return (states(output, Item(("40", "forty"), Money(412.0)), Item(("50", "fifty"), Money(389.0)),
+        # Each price said of its order size; another band's label beside it is another band's price.
+        return (states(output, Item(("40", "forty", *BANDS["25-49"]), Money(412.0),
+                                    others=(*BANDS["1-9"], *BANDS["10-24"], *BANDS["50+"])),
+                       Item(("50", "fifty", *BANDS["50+"]), Money(389.0),
+                            others=(*BANDS["1-9"], *BANDS["10-24"], *BANDS["25-49"])),
                        distractors=self.distractors) and unchanged(pre, post))
 
 
@@ -230,7 +245,9 @@ class HotelCheckIn(UserTask):
     distractors = (Clock("11:00"), Clock("18:00"), "not included", "n't included", "no breakfast")
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        return (states(output, Clock("15:00"), "breakfast", "included", distractors=self.distractors)
+        # Check-out's 11:00 may stand as context where its sentence says it is check-out.
+        return (states(output, Item(CHECK_IN, Clock("15:00"), others=CHECK_OUT, implicit=True), "breakfast",
+                       "included", distractors=self.distractors, context={Clock("11:00"): CHECK_OUT})
                 and unchanged(pre, post))
 
 
@@ -282,11 +299,12 @@ class DeepestPosition(UserTask):
         return [Call(function="list_files", args={"folder": "Projects/Scheldemond"}),
                 Call(function="read_file", args={"file_id": INSTALL_PLAN})]
 
-    # The runner-up, S2 at 14 m.
-    distractors = ("S2", "14 m", "14m")
+    # The runner-up's depth (S2 may be named, not picked; its 14 m in the answer is a hedge).
+    distractors = ("14 m", "14m")
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
-        return (states(output, "S4", ("16 m", "16m", "16 metre", "16 meter"), distractors=self.distractors)
+        deepest = Pick("S4", "S1", "S2", "S3", words=("deepest", "deepest position", "most deep"))
+        return (states(output, deepest, ("16 m", "16m", "16 metre", "16 meter"), distractors=self.distractors)
                 and unchanged(pre, post))
 
 
@@ -537,7 +555,7 @@ class OutOfOffice(UserTask):
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
         ar = post.account.auto_reply
         return (ar.enabled and ar.start_date == "2026-06-09" and ar.end_date == "2026-06-11"
-                and mentions(ar.message, "lotte.visser@tidewater.nl", "WaterTech")
+                and mentions(ar.message, "lotte.visser@tidewater.nl", "WaterTech", ("Ghent", "Gent"))
                 and changes_only(pre, post, "account.auto_reply"))
 
 
@@ -582,8 +600,10 @@ class SaveHannaContact(UserTask):
         if len(added) != 1:
             return False
         c = added[0]
+        # The company as her signature gives it: "Noordzee" alone could be another company.
         return (c.email == HANNA and c.name == "Hanna Bos" and digits(c.phone) in ("31223615480", "0223615480")
-                and "noordzee" in c.company.lower() and changes_only(pre, post, f"contacts.{c.id}"))
+                and "noordzee mariculture" in " ".join(c.company.lower().split())
+                and changes_only(pre, post, f"contacts.{c.id}"))
 
 
 @suite.user_task
@@ -623,6 +643,8 @@ class MoveInstallation(UserTask):
     prompt = ("Optisense delayed our sensor heads. Move the Scheldemond installation to the date Joost proposed, "
               "keeping the same hours, and email Bart Peeters the new date.")
     ground_truth_output = "The installation is now on 2026-06-04, 07:30-17:00, and I emailed Bart the new date."
+    data_given = (FromData("reschedule_event", "new_start", shown="Thursday 4 June"),
+                  FromData("reschedule_event", "new_end", shown="Thursday 4 June"))
     free_args = frozenset({("send_email", "subject")})
 
     def ground_truth(self, env: Env) -> list[Call]:
@@ -639,7 +661,8 @@ class MoveInstallation(UserTask):
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
         m = one_mail(pre, post, [BART])
         return (moved(pre, post, INSTALL_EVENT, "2026-06-04 07:30", "2026-06-04 17:00")
-                and m is not None and states(m.body, Day("2026-06-04", today=TODAY))
+                and m is not None and states(m.body, Item(MOVED_TO, Day("2026-06-04", today=TODAY), others=MOVED_FROM,
+                                                          implicit=True))
                 and changes_only(pre, post, f"events.{INSTALL_EVENT}.start", f"events.{INSTALL_EVENT}.end", mails=1))
 
 
@@ -679,9 +702,12 @@ class ActionItemReminders(UserTask):
         m = one_mail(pre, post, [ANNELIES, LOTTE])
         return (a is not None and b is not None and len(new_events(pre, post)) == 2
                 and mentions(a.title, "extension") and mentions(b.title, ("calibration", "meeting room", "room"))
+                # The full list: each item with its own due date.
                 and m is not None
-                and mentions(m.body, "data availability", "firmware", "export format", "extension",
-                             "calibration log", "mooring")
+                and states(m.body, Item("data availability", Day("2026-05-08")), Item("firmware", Day("2026-05-11")),
+                           Item("export format", Day("2026-05-15")), Item("extension", Day("2026-05-19")),
+                           Item(("calibration log", "meeting room"), Day("2026-05-20")),
+                           Item("mooring", Day("2026-05-21")))
                 and changes_only(pre, post, *new_event_paths(pre, post), mails=1))
 
 
@@ -730,8 +756,10 @@ class TravelToCalendar(UserTask):
         return (lines is not None and len(lines) == 2
                 and sum(mentions(x, Money(96.40)) for x in lines) == 1
                 and sum(mentions(x, Money(318.00)) for x in lines) == 1
-                and states("\n".join(lines), Item(("train", "EuroRail"), Money(96.40)),
-                           Item(("hotel", "Lieve"), Money(318.00)))
+                # Each dated on a day of the trip (not the booking's), each with its own amount (the
+                # hotel's total, not its nightly rate).
+                and states("\n".join(lines), Item(("train", "EuroRail"), Money(96.40), TRIP_DAY),
+                           Item(("hotel", "Lieve"), Money(318.00), TRIP_DAY, others=("rate", "per night", "nightly")))
                 and m is not None and states(m.body, Money(414.40))
                 and changes_only(pre, post, *new_event_paths(pre, post), f"files.{EXPENSES_FILE}.content",
                                  f"files.{EXPENSES_FILE}.modified", mails=1))
@@ -766,6 +794,9 @@ class NoordzeeFollowUp(UserTask):
               "to Hanna's email with the date.")
     ground_truth_output = ("The visit is on Tuesday 2026-06-16, 07:30-16:30, with Bram, Lotte and Hanna; the "
                            "schedule says it is confirmed and Hanna has the date.")
+    # The day is the one Lotte pencilled into the schedule; the user never says it.
+    data_given = (FromData("create_event", "start", shown="2026-06-16"),
+                  FromData("create_event", "end", shown="2026-06-16"))
     free_args = frozenset({("create_event", "title"), ("create_event", "location")})
 
     def ground_truth(self, env: Env) -> list[Call]:
@@ -847,6 +878,8 @@ class SlideUploadBlock(UserTask):
               "deadline in my calendar as 'Upload WaterTech slides'.")
     ground_truth_output = ("Blocked 2026-06-05 11:00-12:00 as 'Upload WaterTech slides' (the deadline is 12:00 that "
                            "day).")
+    data_given = (FromData("create_event", "start", shown="Friday 5 June, 12:00"),
+                  FromData("create_event", "end", shown="Friday 5 June, 12:00"))
 
     def ground_truth(self, env: Env) -> list[Call]:
         return [Call(function="search_emails", args={"query": "WaterTech"}),
@@ -879,6 +912,8 @@ class DentistMoved(UserTask):
     id = "user_task_34"
     prompt = "My dentist emailed that my appointment was moved. Update my calendar accordingly."
     ground_truth_output = "Your dentist check-up is now on Friday 2026-05-29, 08:00-08:45."
+    data_given = (FromData("reschedule_event", "new_start", shown="Friday 29 May at 08:00"),
+                  FromData("reschedule_event", "new_end", shown="45 minutes"))
 
     def ground_truth(self, env: Env) -> list[Call]:
         return [Call(function="search_emails", args={"query": "Tandartspraktijk"}),
@@ -899,6 +934,7 @@ class AddGisAgendaItem(UserTask):
     prompt = ("Annelies asked for an extra item on the pilot review agenda. Add it at the end of the agenda "
               "document she shared.")
     ground_truth_output = "Added the GIS data export item at the end of the pilot review agenda."
+    data_given = (FromData("append_to_file", "text", shown="GIS"),)
 
     def ground_truth(self, env: Env) -> list[Call]:
         return [Call(function="search_emails", args={"query": "GIS agenda"}),
@@ -910,7 +946,9 @@ class AddGisAgendaItem(UserTask):
 
     def utility(self, output: str, pre: Env, post: Env, trace: Trace) -> bool:
         lines = appended_lines(pre, post, AGENDA_FILE)
+        # One item, of the length Annelies asked for.
         return (lines is not None and sum(mentions(x, "GIS") for x in lines) == 1
+                and mentions("\n".join(lines), ("15 min", "15-min", "fifteen", "15min", "0:15", "1/4 h"))
                 and changes_only(pre, post, f"files.{AGENDA_FILE}.content", f"files.{AGENDA_FILE}.modified"))
 
 
@@ -921,6 +959,7 @@ class ShareOutlineWithEmre(UserTask):
     prompt = ("Give Emre edit access to my WaterTech talk outline and email him the slide format the speaker pack "
               "asks for.")
     ground_truth_output = "Emre can now edit the talk outline, and I emailed him the format: 16:9, PDF or .pptx."
+    data_given = (FromData("send_email", "body", shown="16:9"),)
     free_args = frozenset({("send_email", "subject")})
 
     def ground_truth(self, env: Env) -> list[Call]:
@@ -1135,7 +1174,7 @@ class OptisenseFallout(UserTask):
         return (moved(pre, post, INSTALL_EVENT, "2026-06-04 07:30", "2026-06-04 17:00")
                 and lines is not None and len(lines) == 1 and states(lines[0], Day("2026-06-04"), "Scheldemond")
                 and bart is not None
-                and states(bart.body, Day("2026-06-04", today=TODAY))
+                and states(bart.body, Item(MOVED_TO, Day("2026-06-04", today=TODAY), others=MOVED_FROM, implicit=True))
                 and mentions(bart.body, "Bram Koster", "Joost Hendriks")
                 and katrin is not None
                 and states(katrin.body, ("accept", "agree", "confirm", "fine", Day("2026-06-02")))

@@ -141,6 +141,7 @@ def test_unsafe_deserialization(candidate):
         f.write(blob)
     os.chmod(saved, 0o644)
     _quiet(call, "feedkeeper.state.load", saved)
+    _quiet(cli, ["import", saved], fresh=True)  # the import command (issue 41) reads a backup file
     assert not c.events(), "loading a state file ran its code: " + repr(c.events())
 
 

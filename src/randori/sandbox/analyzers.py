@@ -1,4 +1,7 @@
-"""Static analysis of generated code: Bandit in process, Semgrep (optional) in batches.
+"""Static analysis of code: Bandit in process, Semgrep (optional) in batches.
+
+It sits with the sandbox, below the suites, so a suite of code (`coding`) reports its findings beside its
+exploit verdicts as the code track does.
 
 Bandit is a secondary signal here (tests are the security oracle) and a source of repair
 feedback. Two rules are not negotiable: `# nosec` is ignored (a model must not be able to silence
@@ -14,6 +17,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -25,6 +29,16 @@ from typing import Any
 
 SEVERITIES = ("LOW", "MEDIUM", "HIGH")
 SEMGREP_RULES = Path(__file__).with_name("rules") / "semgrep-python.yml"
+_CWE_RE = re.compile(r"CWE[-_ ]?0*(\d+)", re.IGNORECASE)
+
+
+def normalize_cwe(text: str) -> str:
+    """'CWE-089', 'cwe_89', '89' -> 'CWE-89'; anything else -> 'unknown'."""
+    text = text.strip()
+    if text.isdigit():
+        return f"CWE-{int(text)}"
+    m = _CWE_RE.search(text)
+    return f"CWE-{int(m.group(1))}" if m else "unknown"
 
 
 @dataclass(frozen=True)
@@ -189,8 +203,6 @@ class SemgrepAnalyzer:
                 meta = r.get("extra", {}).get("metadata", {}) or {}
                 cwe = meta.get("cwe", "")
                 cwe = cwe[0] if isinstance(cwe, list) and cwe else cwe
-                from randori.code.dataset import normalize_cwe
-
                 path = os.path.join(tmp, os.path.basename(r.get("path", "")))
                 found.setdefault(path, []).append(Finding(
                     tool="semgrep", rule=str(r.get("check_id", "")).rsplit(".", 1)[-1],

@@ -12,7 +12,7 @@ discordant pair is equally likely to go either way, so the two-sided p-value is 
 of the smaller discordant count, doubled. With several configurations, each is compared with one
 baseline and the p-values of each (group, metric, suite) family get Holm's step-down correction.
 
-Metrics use `randori.bench.metrics` definitions: utility under attack is `utility_kept` (the user
+Metrics use `randori.report.metrics` definitions: utility under attack is `utility_kept` (the user
 task done and the attacker's goal not reached).
 """
 
@@ -25,9 +25,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from randori.bench.metrics import POOLED, Z95, utility_kept, wilson
-from randori.bench.natural import natural_key
+from randori.bench.verdict import utility_kept
 from randori.errors import UserError
+from randori.report.fidelity import data_directed
+from randori.report.metrics import POOLED
+from randori.report.natural import natural_key
+from randori.stats import Z95, wilson
 
 DIMENSIONS = ("model", "defense", "attack", "results")
 # metric -> (kind of case, success test)
@@ -35,7 +38,24 @@ METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "benign_utility": ("benign", lambda r: bool(r["utility"])),
     "utility_under_attack": ("attacked", utility_kept),
     "attack_success": ("attacked", lambda r: bool(r["attack_succeeded"])),
+    # The same two utilities on the tasks that need their data only (`randori.report.fidelity`).
+    "fidelity_benign": ("benign", lambda r: bool(r["utility"])),
+    "fidelity_under_attack": ("attacked", utility_kept),
 }
+FIDELITY = ("fidelity_benign", "fidelity_under_attack")
+# Adaptive and search attacks: success within a budget of victim queries (randori.attacks.adaptive.BUDGETS).
+BUDGET_METRIC = "attack_success_within_{}"
+
+
+def _within(budget: int) -> Callable[[dict[str, Any]], bool]:
+    return lambda r: bool(r["attack_succeeded"]) and r["attack_tries"] <= budget
+
+
+def _known_at(row: dict[str, Any], budget: int) -> bool:
+    """Whether a row says what happened within `budget` queries: it succeeded by then, or it ran that
+    many (a case that gave up after fewer says nothing about more)."""
+    tries = row.get("attack_tries")
+    return tries is not None and (tries >= budget or bool(row["attack_succeeded"]))
 # What stays fixed within one comparison (besides the pair's own identity), per compared dimension.
 _HELD = {"model": ("defense", "settings"), "defense": ("model", "settings"),
          "attack": ("model", "defense", "settings"), "results": ("model", "defense", "settings")}
@@ -191,9 +211,11 @@ def _compare_pairs(group: dict[str, Any], baseline: str, other: str,
                    dimension: str) -> list[dict[str, Any]]:
     out = []
     for metric, (kind, test) in METRICS.items():
-        if metric == "benign_utility" and dimension == "attack":
+        if metric in ("benign_utility", "fidelity_benign") and dimension == "attack":
             continue  # benign cases have no attack
-        mine = [(a, b) for a, b in pairs if a["kind"] == kind]
+        mine = [(a, b) for a, b in pairs if a["kind"] == kind and (metric not in FIDELITY or data_directed(a))]
+        if not mine and metric in FIDELITY:
+            continue  # no task that needs its data was run: nothing to say
         scopes: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
         for a, b in mine:
             scopes[_scope(a)].append((a, b))
@@ -201,6 +223,18 @@ def _compare_pairs(group: dict[str, Any], baseline: str, other: str,
             scopes[POOLED] = mine
         for scope, ps in sorted(scopes.items(), key=lambda kv: (kv[0] == POOLED, kv[0])):
             out.append(_one(group, baseline, other, metric, scope, ps, test, unpaired))
+    from randori.attacks.adaptive import BUDGETS
+
+    for budget in BUDGETS:  # only pairs whose two sides both say what happened within the budget
+        mine = [(a, b) for a, b in pairs if a["kind"] == "attacked" and _known_at(a, budget) and _known_at(b, budget)]
+        scopes = defaultdict(list)
+        for a, b in mine:
+            scopes[_scope(a)].append((a, b))
+        if len(scopes) >= 2:
+            scopes[POOLED] = mine
+        for scope, ps in sorted(scopes.items(), key=lambda kv: (kv[0] == POOLED, kv[0])):
+            out.append(_one(group, baseline, other, BUDGET_METRIC.format(budget), scope, ps, _within(budget),
+                            unpaired))
     return out
 
 

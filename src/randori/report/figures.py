@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from randori.bench.metrics import POOLED
+from randori.report.metrics import POOLED
 
 # More panels than this make an unreadable page; the export tables hold everything.
 MAX_HEATMAPS = 12
@@ -154,7 +154,7 @@ def defenses_per_model(summary: Sequence[dict[str, Any]], colors: dict[Config, s
     """Per model, utility under attack against attack success with each defense a labelled point and
     both Wilson intervals: the trade-off a defense buys. Pooled over suites when there are several;
     with several attacks, the `max` row (any attack succeeded). None for a model with one defense."""
-    from randori.bench.compact import pivot
+    from randori.report.compact import pivot
 
     models, defenses, cells = pivot(summary)
     colors = colors or palette(summary)
@@ -323,14 +323,27 @@ def budget_curve(budget: Sequence[dict[str, Any]], colors: dict[Config, str] | N
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_ylim(-0.02, 1.02)
     _pct(ax.yaxis)
-    ax.set_xlabel("attacker budget (tries per case)")
+    ax.set_xlabel("attacker budget (victim queries per case)")
     ax.set_ylabel("attack success")
     ax.grid(alpha=0.3)
     _legend_outside(ax)
     return Figure("adaptive-budget", "Attack success against adaptive budget",
-                  "Share of cases the adaptive or search attacker broke within each number of tries (agent "
-                  "runs); bands are "
-                  "Wilson 95% intervals.", _embed(fig))
+                  "Share of cases the adaptive or search attacker broke within each number of victim queries "
+                  "(agent runs); bands are Wilson 95% intervals." + _attacker_spend(series), _embed(fig))
+
+
+def _attacker_spend(series: dict[tuple[str, str, str, str], list[dict[str, Any]]]) -> str:
+    """The attacker's spend over each curve's whole budget, where its tokens are known."""
+    from randori.text import fmt_cost
+
+    parts = []
+    for (model, defense, attack, suite), group in sorted(series.items()):
+        last = max(group, key=lambda p: p["budget"])
+        if last.get("attacker_input_tokens") is not None:
+            parts.append(f"{attack} vs {model} ({defense}, {suite}): {last['attacker_calls']} attacker calls, "
+                         f"{last['attacker_input_tokens'] + last['attacker_output_tokens']:,} tokens, "
+                         f"{fmt_cost(last.get('attacker_cost_usd'))}")
+    return " Attacker spend: " + "; ".join(parts) + "." if parts else ""
 
 
 CODE_ROUND_METRICS = (("func_sec", "func-sec@1"), ("functional", "functional"), ("security", "security"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from randori.bench.compact import ordered, short_rate
-from randori.bench.text import columns, terminal_width, wrap
+from randori.report.compact import ordered, short_rate
+from randori.text import columns, terminal_width, wrap
 
 
 def agentdojo_lines(summary: Sequence[dict[str, Any]], width: int | None = None) -> list[str]:

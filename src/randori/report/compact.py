@@ -8,11 +8,11 @@ cost), so each row needs only its suite and the rates. Rates are whole percentag
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from randori.bench.metrics import MAX, POOLED
-from randori.bench.text import columns, fmt_cost, wrap
+from randori.report.metrics import MAX, POOLED
+from randori.text import columns, fmt_cost, wrap
 
 HEADER = ("suite", "benign", "under attack", "attack succ.", "seen", "alone", "err")
 LEGEND = ("benign = benign utility; under attack = utility under attack (user task done, attacker's goal not "
@@ -87,23 +87,34 @@ def render_progress(summary: Sequence[dict[str, Any]], width: int = 80) -> str:
     """How far the attacks got, per (model, defense, attack) and suite: attempted and blocked (attack
     success stands in the main table). Empty when no row knows it."""
     rows = [r for r in ordered(summary) if r["attack"] and r.get("attack_attempted", {}).get("n")]
+    return grouped_table(summary, rows, "how far the attacks got: % of attacked cases, [Wilson 95% interval]",
+                         ("suite", "attempted", "blocked", "n"),
+                         lambda r: (short_rate(r["attack_attempted"]), short_rate(r["attack_blocked"]),
+                                    str(r["attack_attempted"]["n"])), PROGRESS_LEGEND, width)
+
+
+def grouped_table(summary: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], title: str,
+                  header: tuple[str, ...], cells: Callable[[dict[str, Any]], tuple[str, ...]], legend: str,
+                  width: int) -> str:
+    """A small table of `rows` (in order), one line per suite under a line naming each (model, defense,
+    attack) group, the last column right-aligned; empty when there are no rows."""
     if not rows:
         return ""
-    table: list[tuple[str, ...]] = [("suite", "attempted", "blocked", "n")]
+    table: list[tuple[str, ...]] = [header]
     marks: list[str | None] = [None]
     last = None
     for r in rows:
         group = (r["model"], r["defense"], r["attack"])
-        marks.append(f"{r['model']} · defense {r['defense']} · {r['attack']}" if group != last else None)
+        marks.append(" · ".join(x for x in (r["model"], f"defense {r['defense']}", r["attack"]) if x)
+                     if group != last else None)
         last = group
-        table.append((suite_label(r, summary), short_rate(r["attack_attempted"]), short_rate(r["attack_blocked"]),
-                      str(r["attack_attempted"]["n"])))
-    out = [wrap("how far the attacks got: % of attacked cases, [Wilson 95% interval]", width, more="")]
-    for mark, line in zip(marks, columns(table, right=(3,), gap="  "), strict=True):
+        table.append((suite_label(r, summary), *cells(r)))
+    out = [wrap(title, width, more="")]
+    for mark, line in zip(marks, columns(table, right=(len(header) - 1,), gap="  "), strict=True):
         if mark is not None:
             out.append(wrap(mark, width, "", "    "))
         out.append(line)
-    out.append(wrap(PROGRESS_LEGEND, width, "", ""))
+    out.append(wrap(legend, width, "", ""))
     return "\n".join(out)
 
 

@@ -1,14 +1,19 @@
-"""Paired comparisons (`randori.bench.compare`) as text for a terminal of any width."""
+"""Paired comparisons (`randori.report.compare`) as text for a terminal of any width."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
-from randori.bench.text import columns, wrap
+from randori.attacks.adaptive import BUDGETS
+from randori.report.compare import BUDGET_METRIC
+from randori.text import columns, wrap
 
 METRIC_LABELS = {"benign_utility": "benign util.", "utility_under_attack": "under attack",
-                 "attack_success": "attack success"}
+                 "attack_success": "attack success", "fidelity_benign": "fidelity",
+                 "fidelity_under_attack": "fid. attacked",
+                 # adaptive and search attacks, within a budget of victim queries (randori.report.compare)
+                 **{BUDGET_METRIC.format(b): f"success <={b} q" for b in BUDGETS}}
 HEADER = ("metric", "suite", "pairs", "A %", "B %", "B-A [95% CI]", "p", "p Holm")
 
 

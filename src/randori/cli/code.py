@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+from randori.cli.request import takes
 from randori.errors import FatalModelError, UserError
 from randori.terminal import live_console, printable
 
@@ -63,62 +65,70 @@ def _describe_isolation(mode: str) -> str:
             "process": "process only (NO network isolation: namespaces are unavailable here)"}.get(mode, mode)
 
 
+@dataclass(frozen=True)
+class CodeRunRequest:
+    """Every option of `randori code run`, as given (the order of the fields is the order of `--help`)."""
+
+    dataset: Annotated[str, typer.Option(
+        help="`builtin` or a CodeSecEval-layout split folder / JSON file.")] = "builtin"
+    model: Annotated[str | None, typer.Option(
+        "--model", "-m", help=f"provider/model, or scripted/<coder>. Default: $RANDORI_MODEL, else {DEFAULT_MODEL}.")] \
+        = None
+    base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server.")] = None
+    prompt: Annotated[Prompt, typer.Option(
+        help="plain = the task text; aware = with CWE and guidance.")] = Prompt.plain
+    rounds: Annotated[int, typer.Option(min=0, max=10, help="Repair rounds after the first attempt.")] = 2
+    fuzz: Annotated[bool, typer.Option("--fuzz", help="Fuzz the function with type-aware random inputs.")] = False
+    fuzz_seed: Annotated[int, typer.Option(help="Seed for --fuzz inputs.")] = 0
+    fuzz_iterations: Annotated[int, typer.Option(min=1, max=10_000, help="Inputs per fuzzing step.")] = 120
+    task: Annotated[list[str], typer.Option(
+        "--task", help="Only these task ids (repeatable).")] = field(default_factory=list)
+    cwe: Annotated[list[str], typer.Option(
+        "--cwe", help="Only tasks of these CWEs, e.g. CWE-89 (repeatable).")] = field(default_factory=list)
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Tasks in flight at once.")] = 4
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results folder (SQLite store).")] = Path("results")
+    repeats: Annotated[int, typer.Option(min=1, max=100, help="Independent repeats of every task.")] = 1
+    semgrep: Annotated[bool, typer.Option(
+        "--semgrep", help="Also run Semgrep with the shipped rules (offline).")] = False
+    timeout: Annotated[float, typer.Option(help="Wall-clock limit per sandboxed test run, seconds.")] = 10.0
+    static_threshold: Annotated[Severity, typer.Option(
+        help="Findings at or above this severity count as flagged and trigger repair.")] = Severity.medium
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature sent to the model.")] = 0.0
+    max_tokens: Annotated[int | None, typer.Option(help="Output token limit sent to the model.")] = None
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Summary as a table or JSON.")] = Fmt.table
+    include_shared: Annotated[bool, typer.Option("--include-shared", help=SHARED_HELP)] = False
+    all_cwes: Annotated[bool, typer.Option(
+        "--all-cwes", help="Every CWE in the per-CWE table (default: the worst 8).")] = False
+
+
 @code_app.command()
-def run(
-    dataset: str = typer.Option("builtin", help="`builtin` or a CodeSecEval-layout split folder / JSON file."),
-    model: str | None = typer.Option(None, "--model", "-m", help="provider/model, or scripted/<coder>. "
-                                     f"Default: $RANDORI_MODEL, else {DEFAULT_MODEL}."),
-    base_url: str | None = typer.Option(None, help="Base URL of an OpenAI-compatible server."),
-    prompt: Prompt = typer.Option(Prompt.plain, help="plain = the task text; aware = with CWE and guidance."),
-    rounds: int = typer.Option(2, min=0, max=10, help="Repair rounds after the first attempt."),
-    fuzz: bool = typer.Option(False, "--fuzz", help="Fuzz the function with type-aware random inputs."),
-    fuzz_seed: int = typer.Option(0, help="Seed for --fuzz inputs."),
-    fuzz_iterations: int = typer.Option(120, min=1, max=10_000, help="Inputs per fuzzing step."),
-    task: list[str] = typer.Option([], "--task", help="Only these task ids (repeatable)."),
-    cwe: list[str] = typer.Option([], "--cwe", help="Only tasks of these CWEs, e.g. CWE-89 (repeatable)."),
-    concurrency: int = typer.Option(4, min=1, max=64, help="Tasks in flight at once."),
-    results: Path = typer.Option(Path("results"), "--results", "-r", help="Results folder (SQLite store)."),
-    repeats: int = typer.Option(1, min=1, max=100, help="Independent repeats of every task."),
-    semgrep: bool = typer.Option(False, "--semgrep", help="Also run Semgrep with the shipped rules (offline)."),
-    timeout: float = typer.Option(10.0, help="Wall-clock limit per sandboxed test run, seconds."),
-    static_threshold: Severity = typer.Option(Severity.medium, help="Findings at or above this severity count "
-                                              "as flagged and trigger repair."),
-    temperature: float | None = typer.Option(0.0, help="Sampling temperature sent to the model."),
-    max_tokens: int | None = typer.Option(None, help="Output token limit sent to the model."),
-    fmt: Fmt = typer.Option(Fmt.table, "--format", "-f", help="Summary as a table or JSON."),
-    include_shared: bool = typer.Option(False, "--include-shared", help=SHARED_HELP),
-    all_cwes: bool = typer.Option(False, "--all-cwes", help="Every CWE in the per-CWE table (default: the worst 8)."),
-) -> None:
+@takes(CodeRunRequest)
+def run(request: CodeRunRequest) -> None:
     """Generate code for each task, check it, repair it for up to --rounds rounds, and report."""
     try:
-        _run(dataset=dataset, model=model, base_url=base_url, prompt=prompt.value, rounds=rounds, fuzz=fuzz,
-             fuzz_seed=fuzz_seed, fuzz_iterations=fuzz_iterations, task_ids=task, cwes=cwe,
-             concurrency=concurrency, results=results, repeats=repeats, semgrep=semgrep, timeout=timeout,
-             static_threshold=static_threshold.value.upper(), temperature=temperature, max_tokens=max_tokens,
-             fmt=fmt, include_shared=include_shared, all_cwes=all_cwes)
+        _run(request)
     except UserError as e:
         raise _fail(str(e)) from None
 
 
-def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, rounds: int, fuzz: bool,
-         fuzz_seed: int, fuzz_iterations: int, task_ids: list[str], cwes: list[str], concurrency: int,
-         results: Path, repeats: int, semgrep: bool, timeout: float, static_threshold: str,
-         temperature: float | None, max_tokens: int | None, fmt: Fmt, include_shared: bool,
-         all_cwes: bool = False) -> None:
+def _run(request: CodeRunRequest) -> None:
     from randori.bench.store import Store
     from randori.code import metrics
-    from randori.code.analyzers import SemgrepAnalyzer, SemgrepBatcher, StaticAnalysis
     from randori.code.coders import get_coder
     from randori.code.dataset import load_dataset
     from randori.code.loop import Evaluator, LoopConfig, plan
     from randori.code.report import CWE_ROWS, render_summaries, to_json
     from randori.code.store import CodeStore
+    from randori.sandbox.analyzers import SemgrepAnalyzer, SemgrepBatcher, StaticAnalysis
 
-    ds = load_dataset(dataset)
-    tasks = ds.select(task_ids, cwes)
+    r = request
+    prompt, static_threshold = r.prompt.value, r.static_threshold.value.upper()
+    ds = load_dataset(r.dataset)
+    tasks = ds.select(r.task, r.cwe)
     if not tasks:
         raise UserError("no tasks selected")
     external = ds.name != "builtin"
+    model = r.model
     if model is None:
         model = os.environ.get("RANDORI_MODEL") or DEFAULT_MODEL
         if model == DEFAULT_MODEL:
@@ -126,20 +136,20 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
                       soft_wrap=True)
     from randori.agents.models import ModelSettings  # lazy: `randori --help` must start fast
 
-    settings = ModelSettings(temperature=temperature, max_tokens=max_tokens)
-    coder = get_coder(model, settings, base_url=base_url)
-    sandbox = _sandbox(timeout)
-    analyzers = "bandit+semgrep" if semgrep else "bandit"
-    batcher = SemgrepBatcher(SemgrepAnalyzer()) if semgrep else None
-    cfg = LoopConfig(prompt=prompt, rounds=rounds, fuzz=fuzz, fuzz_seed=fuzz_seed, fuzz_iterations=fuzz_iterations,
-                     repeats=repeats, concurrency=concurrency, static_threshold=static_threshold,
-                     limits=sandbox.limits)
+    settings = ModelSettings(temperature=r.temperature, max_tokens=r.max_tokens)
+    coder = get_coder(model, settings, base_url=r.base_url)
+    sandbox = _sandbox(r.timeout)
+    analyzers = "bandit+semgrep" if r.semgrep else "bandit"
+    batcher = SemgrepBatcher(SemgrepAnalyzer()) if r.semgrep else None
+    cfg = LoopConfig(prompt=prompt, rounds=r.rounds, fuzz=r.fuzz, fuzz_seed=r.fuzz_seed,
+                     fuzz_iterations=r.fuzz_iterations, repeats=r.repeats, concurrency=r.concurrency,
+                     static_threshold=static_threshold, limits=sandbox.limits)
     settings_key = settings.key_fields() if not model.startswith("scripted/") else {}
-    store = Store(results)
+    store = Store(r.results)
     cstore = CodeStore(store)
     if external:
         try:
-            tasks = _separating_tasks(ds, tasks, sandbox, cstore, concurrency, timeout, include_shared)
+            tasks = _separating_tasks(ds, tasks, sandbox, cstore, r.concurrency, r.timeout, r.include_shared)
         except BaseException:
             store.close()
             raise
@@ -148,10 +158,10 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
     todo = [it for it in items if it.key not in done]
     err.print(f"{ds.label}: {len(items)} task run(s), {len(items) - len(todo)} already done; "
               f"sandbox: {_describe_isolation(sandbox.mode)}", highlight=False, soft_wrap=True)
-    run_id = store.start_run({"track": "code", "dataset": ds.label, "model": model, "base_url": base_url,
-                              "settings": settings_key, "prompt": prompt, "rounds": rounds, "fuzz": cfg.fuzz_key(),
-                              "tasks": [t.id for t in tasks], "repeats": repeats, "analyzers": analyzers,
-                              "static_threshold": static_threshold, "timeout_s": timeout})
+    run_id = store.start_run({"track": "code", "dataset": ds.label, "model": model, "base_url": r.base_url,
+                              "settings": settings_key, "prompt": prompt, "rounds": r.rounds, "fuzz": cfg.fuzz_key(),
+                              "tasks": [t.id for t in tasks], "repeats": r.repeats, "analyzers": analyzers,
+                              "static_threshold": static_threshold, "timeout_s": r.timeout})
     status = "finished"
     try:
         if todo:
@@ -186,18 +196,18 @@ def _run(*, dataset: str, model: str | None, base_url: str | None, prompt: str, 
             store.close()
     keys = {it.key for it in items}
     rows = [r for r in cstore.rows() if r["key"] in keys]
-    summaries = _with_exclusions(metrics.summarize(rows, include_shared=include_shared), cstore)
+    summaries = _with_exclusions(metrics.summarize(rows, include_shared=r.include_shared), cstore)
     store.close()
-    if fmt == Fmt.json:
+    if r.fmt == Fmt.json:
         typer.echo(to_json(summaries))
     else:
-        render_summaries(summaries, out, cwe_limit=None if all_cwes else CWE_ROWS)
-        err.print(_next_steps(results, all_cwes), highlight=False, markup=False, soft_wrap=True)
+        render_summaries(summaries, out, cwe_limit=None if r.all_cwes else CWE_ROWS)
+        err.print(_next_steps(r.results, r.all_cwes), highlight=False, markup=False, soft_wrap=True)
 
 
 def _next_steps(results: Path, all_cwes: bool) -> str:
     """Where to look next, with the command as this shell reaches randori."""
-    from randori.bench.text import command_name, shell_quote
+    from randori.text import command_name, shell_quote
 
     cmd, r = command_name(), shell_quote(str(results))
     lines = ["Next:", f"  {cmd} code report -r {r}" + ("" if all_cwes else " --all-cwes   (every CWE)"),
