@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from randori.sandbox.verdict import PARSE_LOCK
+
 SEVERITIES = ("LOW", "MEDIUM", "HIGH")
 SEMGREP_RULES = Path(__file__).with_name("rules") / "semgrep-python.yml"
 _CWE_RE = re.compile(r"CWE[-_ ]?0*(\d+)", re.IGNORECASE)
@@ -128,7 +130,8 @@ class BanditAnalyzer:
                 warnings.filterwarnings("ignore", message=".*verify_requirements.*")
                 mgr = b_manager.BanditManager(self._conf, "file", ignore_nosec=True, quiet=True)
             mgr.discover_files(paths)
-            mgr.run_tests()
+            with PARSE_LOCK:  # Bandit parses each file with ast.parse, which threads must not do at once
+                mgr.run_tests()
             out: dict[str, list[Finding]] = {p: [] for p in paths}
             for issue in mgr.get_issue_list():
                 cwe = getattr(issue, "cwe", None)

@@ -231,16 +231,24 @@ def _loaded_names(source: str) -> set[str]:
         return set()
 
 
-_PARSE_LOCK = threading.Lock()
+# CPython 3.11 and 3.12 keep the AST converter's recursion depth in state shared by all threads, so two
+# `ast.parse` calls at once (randori's own, Bandit's, `ast.literal_eval`'s) can fail with "SystemError: AST
+# constructor recursion depth mismatch" (python/cpython#106905). Checks that run code run in threads
+# (`TaskSuite.checks_run_code`) beside the event loop's tools, so every parse that can meet another one
+# takes this lock: `parse` and `literal_eval` below, and Bandit's scans (`analyzers.BanditAnalyzer`).
+PARSE_LOCK = threading.RLock()
 
 
 def parse(source: str, mode: str = "exec") -> Any:  # ast.Module, or ast.Expression for "eval"
-    """`ast.parse`, one thread at a time. CPython 3.11 and 3.12 keep the AST converter's recursion
-    depth in state shared by all threads, so two parses at once can fail with "SystemError: AST
-    constructor recursion depth mismatch" (python/cpython#106905). Checks that run code run in
-    threads (`TaskSuite.checks_run_code`), so every parse randori does where threads meet goes here."""
-    with _PARSE_LOCK:
+    """`ast.parse`, one thread at a time (`PARSE_LOCK`)."""
+    with PARSE_LOCK:
         return ast.parse(source, mode=mode)
+
+
+def literal_eval(text: str) -> Any:
+    """`ast.literal_eval` of a text, one parse at a time (`PARSE_LOCK`)."""
+    with PARSE_LOCK:
+        return ast.literal_eval(text)
 
 
 @lru_cache(maxsize=4096)

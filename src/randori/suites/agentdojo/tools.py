@@ -5,12 +5,12 @@ defenses, the trace and injection detection work as for any suite)."""
 from __future__ import annotations
 
 import functools
-from ast import literal_eval
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, create_model, model_validator
 
+from randori.sandbox.verdict import literal_eval
 from randori.tools.function import Tool
 
 

@@ -9,7 +9,6 @@ reaches and misses weaknesses only a run shows)."""
 from __future__ import annotations
 
 import functools
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,16 +87,13 @@ def _bandit() -> Any:
     return BanditAnalyzer()
 
 
-_BANDIT_LOCK = threading.Lock()
-
-
 @functools.lru_cache(maxsize=4096)
 def _bandit_file(source: str) -> Found:
     """Bandit's findings in one file's source; cached by content, as most files of a final repository
-    are the ones every case starts from. One scan at a time: cases are checked in threads, and Bandit
-    does not say its manager may run in two at once (once, in a profiled run, a file came back skipped)."""
-    with _BANDIT_LOCK:
-        found, skipped = _bandit().scan_many([source])[0]
+    are the ones every case starts from. Cases are checked in threads: a scan holds the parse lock
+    (`randori.sandbox.verdict.PARSE_LOCK`), as Bandit's parse beside another thread's failed (a file
+    came back skipped)."""
+    found, skipped = _bandit().scan_many([source])[0]
     return UNSCANNED if skipped else tuple((f.rule, f.cwe, f.severity, f.line) for f in found)
 
 
