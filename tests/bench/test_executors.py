@@ -326,3 +326,14 @@ def test_a_resumed_run_with_nothing_left_ends_cleanly_on_every_executor(tmp_path
     for executor in ("inprocess", "processes=2"):
         r = randori(*args, "--executor", executor, timeout=300)
         assert r.returncode == 0 and "0 to run" in r.stderr and "Traceback" not in r.stderr, r.stderr[-1000:]
+
+
+def test_a_run_with_a_deep_temporary_folder_still_starts_its_workers(tmp_path):
+    """A Unix socket's path has at most about 100 bytes; the workers' socket goes to /tmp when TMPDIR
+    is deeper than that (it used to end the run: "AF_UNIX path too long")."""
+    deep = tmp_path / ("t" * 60) / ("m" * 60)
+    deep.mkdir(parents=True)
+    r = randori("run", "-s", "banking", "-u", "user_task_0", "-m", "scripted/oracle", "--executor", "processes=2",
+                "--results", str(tmp_path / "r"), env={"TMPDIR": str(deep)}, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and not list(deep.glob("randori-workers-*"))
