@@ -256,6 +256,13 @@ def test_agent_network_none_leaves_the_agent_its_case_server_only(tmp_path, orac
 
     assert answers(tmp_path / "ok") == {"user_task_0": str(len(get_suite("banking").tools))}
     assert run_config(tmp_path / "ok")["agent_network"] == "none"
+    # The case's socket has a short path however deep TMPDIR is (a Unix socket's path has ~100 bytes).
+    deep = tmp_path / ("t" * 60) / ("m" * 60)
+    deep.mkdir(parents=True)
+    ok = randori("run", "--agent", lister, *ONE, "--agent-network", "none", "-r", str(tmp_path / "deep"),
+                 env={"TMPDIR": str(deep)})
+    assert ok.returncode == 0, ok.stderr
+    assert answers(tmp_path / "deep") == {"user_task_0": str(len(get_suite("banking").tools))}
 
 
 # -- what the attacker knows of the agent ----------------------------------------------------------

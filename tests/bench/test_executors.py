@@ -8,6 +8,7 @@ import gc
 import os
 import pickle
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -328,12 +329,19 @@ def test_a_resumed_run_with_nothing_left_ends_cleanly_on_every_executor(tmp_path
         assert r.returncode == 0 and "0 to run" in r.stderr and "Traceback" not in r.stderr, r.stderr[-1000:]
 
 
-def test_a_run_with_a_deep_temporary_folder_still_starts_its_workers(tmp_path):
-    """A Unix socket's path has at most about 100 bytes; the workers' socket goes to /tmp when TMPDIR
-    is deeper than that (it used to end the run: "AF_UNIX path too long")."""
+@pytest.mark.parametrize("what", [
+    ("-s", "banking", "-u", "user_task_0", "-m", "scripted/oracle", "--executor", "processes=2"),  # the workers'
+    ("-s", "coding", "-u", "user_task_0", "--no-attack", "-m", "scripted/oracle"),  # the sandbox zygote's
+], ids=["workers", "sandbox"])
+def test_a_run_with_a_deep_temporary_folder_still_has_its_sockets(tmp_path, what):
+    """A Unix socket's path has at most about 100 bytes; a socket's folder goes to /tmp when TMPDIR is
+    deeper than that (the run used to end: "AF_UNIX path too long")."""
     deep = tmp_path / ("t" * 60) / ("m" * 60)
     deep.mkdir(parents=True)
-    r = randori("run", "-s", "banking", "-u", "user_task_0", "-m", "scripted/oracle", "--executor", "processes=2",
-                "--results", str(tmp_path / "r"), env={"TMPDIR": str(deep)}, timeout=300)
+    r = randori("run", *what, "--results", str(tmp_path / "r"), env={"TMPDIR": str(deep)}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "Traceback" not in r.stderr and not list(deep.glob("randori-workers-*"))
+    assert "Traceback" not in r.stderr and not list(deep.glob("randori-*"))
+    con = sqlite3.connect(tmp_path / "r" / "randori.sqlite")
+    statuses = con.execute("SELECT status, utility FROM cases WHERE kind = 'benign'").fetchall()
+    con.close()
+    assert statuses and set(statuses) == {("ok", 1)}

@@ -376,11 +376,12 @@ class _Zygote:
 
     def __init__(self, argv: list[str], key: tuple[str, ...]):
         import subprocess
-        import tempfile
+
+        from randori.sandboxing import socket_dir
 
         self.key = key
         self.own_pid_namespace = "--unshare-pid" in argv
-        self.dir = tempfile.mkdtemp(prefix=sandbox_root.temp_prefix("zygote"))
+        self.dir = socket_dir(sandbox_root.temp_prefix("zygote"), "sock")
         self.path = os.path.join(self.dir, "sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:

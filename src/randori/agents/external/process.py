@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -34,6 +33,7 @@ from randori.agents.external.container import (
 from randori.agents.external.mcp import FORWARDED_PORT, preload, serve
 from randori.agents.external.session import AgentCase, Driver, ExternalSpec, usage_of
 from randori.errors import AgentFailure
+from randori.sandboxing import socket_dir
 
 # The environment of an agent process (documented in docs/guides/your-own-agent.md).
 URL_ENV = "RANDORI_MCP_URL"
@@ -95,7 +95,8 @@ class Worker:
 
 
 def new_folder() -> str:
-    return tempfile.mkdtemp(prefix="randori-agent-")
+    """The case's private folder (mode 0700), short enough for its socket (`socket_in`)."""
+    return socket_dir("randori-agent-", "mcp.sock")
 
 
 def socket_in(folder: str) -> str:

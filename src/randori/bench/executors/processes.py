@@ -22,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Coroutine, Sequence
@@ -33,12 +32,12 @@ from randori.agents.models.shared_limits import Coordinator
 from randori.bench.cases import Case
 from randori.bench.executors.base import Executor, RunSpec, Sink, fatal, setup_failed, setup_message
 from randori.errors import FatalModelError, ModelError, UserError
+from randori.sandboxing import socket_dir
 from randori.terminal import flush_output, quick_exit
 
 # A batch is one message each way; a worker holds its `concurrency` cases plus one batch more, so it
 # never waits for the driver between batches.
 MAX_BATCH = 32
-SOCKET_PATH_MAX = 100  # bytes of a Unix socket's path: 107 on Linux and 103 on macOS, with room to spare
 STOP_WAIT_S = 10.0  # a worker asked to stop gets this long to end its cases' agents cleanly
 
 
@@ -66,18 +65,6 @@ class _Conn:
 
 
 
-def socket_dir() -> str:
-    """A new private folder (mode 0700) for the driver's socket: in the temporary folder, or where that
-    one's path is too long for a socket (a deep TMPDIR), in /tmp or /var/tmp."""
-    for base in (None, "/tmp", "/var/tmp"):
-        if base is not None and not os.path.isdir(base):
-            continue
-        folder = tempfile.mkdtemp(prefix="randori-workers-", dir=base)
-        if len(os.path.join(folder, "driver.sock").encode()) <= SOCKET_PATH_MAX:
-            return folder
-        os.rmdir(folder)
-    raise UserError(f"the temporary folder {tempfile.gettempdir()} is too deep for the workers' socket "
-                    f"(a Unix socket's path has at most {SOCKET_PATH_MAX} bytes): set TMPDIR to a shorter one")
 
 class Processes(Executor):
     name = "processes"
@@ -108,7 +95,7 @@ class Processes(Executor):
             return
         self.hints = list(suites)
         self.model_hints = list(models)
-        self.dir = socket_dir()  # mode 0700: only this user connects
+        self.dir = socket_dir("randori-workers-", "driver.sock")  # mode 0700: only this user connects
         self.path = os.path.join(self.dir, "driver.sock")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.path)
