@@ -1,7 +1,7 @@
 """Building blocks shared by the sandboxes randori makes with bubblewrap: the code track's (code
 under test, `randori.sandbox.runner`) and the agent track's (external agent processes,
 `randori.agents.external.container`), and the private folders that their sockets, and the process
-executor's, listen in. Standard library only."""
+executor's, listen in. The standard library only (and randori.errors for a user's mistake)."""
 
 from __future__ import annotations
 

@@ -64,8 +64,6 @@ class _Conn:
     load: int = 0  # its unfinished cases, counted as they go out and come back (asked after every row)
 
 
-
-
 class Processes(Executor):
     name = "processes"
 
