@@ -244,15 +244,16 @@ def sweep_stale() -> None:
     if _swept:
         return
     _swept = True
-    tmp = tempfile.gettempdir()
-    try:
-        names = os.listdir(tmp)
-    except OSError:
-        return
-    for name in names:
-        m = _STALE_TEMP.match(name)
-        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
-            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+    # /tmp and /var/tmp too: a zygote's socket folder goes there when TMPDIR is too deep for a socket.
+    for tmp in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp")):
+        try:
+            names = os.listdir(tmp)
+        except OSError:
+            continue
+        for name in names:
+            m = _STALE_TEMP.match(name)
+            if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
 
 
 def _sweep_cgroups(parent: str) -> None:
