@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
 import shlex
 import shutil
@@ -88,12 +89,22 @@ def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
     listen = ListenHandler(bus)
     sessions: dict[str | None, Any] = {}  # handshake-era sessions by Mcp-Session-Id, to tell of a change
 
+    def own_lookup(ctx: Any) -> bool:
+        """A tools/list the SDK runs itself while it handles a tools/call (its HTTP request says so)."""
+        headers = getattr(ctx.request, "headers", None)
+        return headers is not None and headers.get("mcp-method") == "tools/call"
+
     def remember(ctx: Any) -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             headers = getattr(ctx.request, "headers", None)
             sessions[headers.get("mcp-session-id") if headers is not None else None] = ctx.session
 
     async def list_tools(ctx: Any, params: Any) -> Any:
+        if own_lookup(ctx):
+            # mcp < 2.3 resolves a 2026-07-28 call's schema by running this handler (see below): its
+            # answer goes to the SDK, not to the agent, so it must not count as showing the descriptions.
+            return types.ListToolsResult(tools=[types.Tool(name=n, description="", input_schema=s)
+                                                for n, s in schemas.items()])
         remember(ctx)
         return types.ListToolsResult(tools=[types.Tool(name=t.name, description=t.description,
                                                        input_schema=t.parameters) for t in case.current_tools()])
@@ -123,11 +134,13 @@ def _case_app(case: AgentCase) -> tuple[Any, Callable[[], None]]:
             return super().create_initialization_options(notification_options or NotificationOptions(
                 tools_changed=True), *args, **kw)
 
-    # get_tool_input_schema: without it the 2026-07-28 path validates a call's Mcp-Param headers by running
-    # the tools/list handler, which would count as showing the agent the descriptions.
+    # get_tool_input_schema (mcp >= 2.3): without it the 2026-07-28 path validates a call's Mcp-Param
+    # headers by running the tools/list handler, which would count as showing the agent the descriptions;
+    # on older 2.x releases (verifiers pins 2.0.0) list_tools tells that lookup apart (own_lookup).
+    lookup = ({"get_tool_input_schema": schemas.get}
+              if "get_tool_input_schema" in inspect.signature(Server.__init__).parameters else {})
     server = CaseServer("randori", version=randori.__version__, instructions=case.instructions,
-                        on_list_tools=list_tools, on_call_tool=call_tool, on_subscriptions_listen=listen,
-                        get_tool_input_schema=schemas.get)
+                        on_list_tools=list_tools, on_call_tool=call_tool, on_subscriptions_listen=listen, **lookup)
     server.middleware = []  # OpenTelemetry spans: nothing exports them here, and every call would pay for them
     # JSON responses (no SSE per call: cheaper) still carry change notifications: the handshake era's
     # standalone GET stream and the 2026-07-28 era's subscriptions/listen are SSE in this mode too.
