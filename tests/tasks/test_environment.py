@@ -1,7 +1,9 @@
 from typing import Any
 
+from pydantic import ConfigDict
+
 from randori.suites.banking import suite as banking
-from randori.tasks.environment import Environment, EnvironmentTemplate, state_diff
+from randori.tasks.environment import Environment, EnvironmentTemplate, copy_state, state_diff
 
 
 class Note(Environment):
@@ -63,6 +65,42 @@ def test_instances_never_share_state_even_with_untyped_fields():
     a.notes["a"].append("mutated")
     b = t.instantiate({"v1": "B"})
     assert b.notes == {"a": ["B"]} and b.items == ["B"]
+
+
+def test_a_copied_state_is_equal_and_independent_typed_or_not():
+    env = banking.load_env()
+    copy = copy_state(env)
+    assert copy == env and copy is not env
+    copy.accounts[0].balance += 5
+    copy.payees.pop()
+    assert env == banking.load_env()  # the original is untouched
+    loose = Loose(notes={"a": ["x"]}, items=["y"])
+    twin = copy_state(loose)
+    twin.notes["a"].append("mutated")  # an Any field holds a dict: copied too, not shared
+    twin.items.append("z")
+    assert loose.notes == {"a": ["x"]} and loose.items == ["y"]
+    again = copy_state(loose)  # the class's decision is remembered, and still copies
+    again.notes["a"].clear()
+    assert loose.notes == {"a": ["x"]}
+
+
+class Box:  # an object pydantic neither validates nor copies
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+
+class Odd(Environment):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    box: Box
+
+
+def test_a_state_holding_an_object_pydantic_does_not_copy_is_deep_copied():
+    odd = Odd(box=Box())
+    for _ in range(2):  # the first copy decides for the class, the second follows the decision
+        copy = copy_state(odd)
+        assert copy.box is not odd.box
+        copy.box.items.append("mutated")
+        assert odd.box.items == []
 
 
 def test_typed_environments_take_the_fast_copy():

@@ -157,7 +157,8 @@ def suites_check(names: list[str] = typer.Argument(None, help="Suites to check. 
     failed = not names and len(suites) < len(suite_names())  # a broken plugin (warned about above)
     width = min(terminal_width(), 100)
     heavy = frozenset(s.name for s in suites if s.checks_run_code)
-    for s, result in zip(suites, _check_in_parallel([s.name for s in suites], heavy), strict=True):
+    sizes = {s.name: len(s.user_tasks) + len(s.injection_tasks) for s in suites}
+    for s, result in zip(suites, _check_in_parallel([s.name for s in suites], heavy, sizes), strict=True):
         problems, tried, held = result
         notes = [n for n in s.placeholder_problems() if problems or "never places" in n]
         if problems:
@@ -213,21 +214,31 @@ def _merge(parts: list[CheckResult]) -> CheckResult:
     return problems, dict(tried), dict(held)
 
 
-def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset()) -> list[CheckResult]:
+def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset(),
+                       sizes: dict[str, int] | None = None) -> list[CheckResult]:
     """`names`: distinct suites. Suites are independent: check them in worker processes, one per core (the rules replay
     thousands of variants per suite). A suite whose checks run code in the sandbox (each probed state
-    is judged by running it) is split into one part per worker, started first."""
+    is judged by running it) is split into parts (its suite-wide rules, and its tasks in two parts per
+    worker), started first, whose sandbox results the workers share (the parts judge many of the same
+    states); then the other suites, largest first (`sizes`: a suite's tasks), each in three parts (its
+    suite-wide rules and two halves of its tasks). Whichever worker is free takes the next part, so
+    the workers end together."""
     import multiprocessing
     import os
+    import tempfile
+
+    from randori.sandbox.sync import share_results
 
     cores = os.cpu_count() or 1
-    workers = cores if heavy else min(len(names), cores)
+    workers = cores
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_check_one((n, 0, 1)) for n in names]
-    jobs = [(n, k, workers) for n in names if n in heavy for k in range(workers)]
-    # Then the longest first, so it does not start last: workspace, the largest of the others.
-    jobs += [(n, 0, 1) for n in sorted((n for n in names if n not in heavy), key=lambda n: n != "workspace")]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    parts = 2 * workers + 1
+    jobs = [(n, k, parts) for n in names if n in heavy for k in range(parts)]
+    jobs += [(n, k, 3) for n in sorted((n for n in names if n not in heavy), key=lambda n: -(sizes or {}).get(n, 0))
+             for k in range(3)]
+    with tempfile.TemporaryDirectory(prefix="randori-check-") as shared, \
+            multiprocessing.get_context("fork").Pool(workers, initializer=share_results, initargs=(shared,)) as pool:
         results = pool.map(_check_one, jobs, chunksize=1)
     by_name: dict[str, list[CheckResult]] = {}
     for (name, _, _), r in zip(jobs, results, strict=True):

@@ -6,7 +6,8 @@ the sandbox's fork server and its slots belong to one loop) and waits for the re
 cached by a hash of everything that decides them (code, tests, files, setup, limits): validation
 checks the same final state many times, and the utility check, the attack check and the weakness
 scan of one case often judge the same files. Only completed runs are cached; a run the sandbox
-could not finish (a timeout under load, a crash of the harness) is tried again next time."""
+could not finish (a timeout under load, a crash of the harness) is tried again next time. Processes that
+split one job between them can share the completed results through a private folder (`share_results`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ import asyncio
 import concurrent.futures
 import hashlib
 import json
+import os
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from pathlib import Path
 
 from randori.sandbox.judge import judge
 from randori.sandbox.runner import Limits, RunResult
@@ -27,6 +31,38 @@ CACHE_SIZE = 1024
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 _cache: OrderedDict[str, concurrent.futures.Future[RunResult]] = OrderedDict()
+_shared: Path | None = None
+
+
+def share_results(folder: str | os.PathLike[str] | None) -> None:
+    """Also keep completed results in `folder` (None: stop), where other processes that share it find
+    them: `randori suites check` splits a suite whose checks run code over worker processes, and their
+    parts judge many of the same states. The folder must be private to those processes (its files are
+    read back as pickles): one made with `tempfile.mkdtemp` for the purpose."""
+    global _shared
+    _shared = Path(folder) if folder is not None else None
+
+
+def _shared_get(key: str) -> RunResult | None:
+    if _shared is None:
+        return None
+    try:
+        with open(_shared / key, "rb") as f:
+            result = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
+    return result if isinstance(result, RunResult) else None
+
+
+def _shared_put(key: str, result: RunResult) -> None:
+    if _shared is None:
+        return
+    tmp = _shared / f".{key}.{os.getpid()}.{threading.get_ident()}"
+    try:
+        tmp.write_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, _shared / key)  # whole or not at all: a reader never sees half a result
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _judge_loop() -> asyncio.AbstractEventLoop:
@@ -56,10 +92,16 @@ def judge_sync(code: str, tests: str, *, entry_point: str, files: Mapping[str, s
         fut = _cache.get(key)
         if fut is not None:
             _cache.move_to_end(key)
+    fresh = False
     if fut is None:
-        coro = judge(code, tests, entry_point=entry_point, files=files, setup=setup, reference=reference,
-                     limits=limits, test_names=test_names)
-        fut = asyncio.run_coroutine_threadsafe(coro, _judge_loop())
+        shared = _shared_get(key)
+        if shared is not None:
+            fut = concurrent.futures.Future()
+            fut.set_result(shared)
+        else:
+            coro = judge(code, tests, entry_point=entry_point, files=files, setup=setup, reference=reference,
+                         limits=limits, test_names=test_names)
+            fut, fresh = asyncio.run_coroutine_threadsafe(coro, _judge_loop()), True
         with _lock:
             _cache[key] = fut
             while len(_cache) > CACHE_SIZE:
@@ -71,6 +113,8 @@ def judge_sync(code: str, tests: str, *, entry_point: str, files: Mapping[str, s
         raise
     if result.status != "completed":
         _forget(key, fut)
+    elif fresh:
+        _shared_put(key, result)
     return result
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import datetime as dt
+import enum
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -91,6 +93,26 @@ class EnvironmentTemplate(Generic[E]):
         return self.env_cls.model_validate(snapshot) if self._fast else copy.deepcopy(snapshot)
 
 
+_COPY_BY_DUMP: dict[type, bool] = {}
+
+
+def copy_state(env: E) -> E:
+    """A deep copy of `env` (a task's ground truth reads a copy of the state: it must not change the
+    case's). Validating a fresh dump is ~3x faster than deepcopy; only for classes whose copy, so made,
+    shares nothing mutable with the original (decided once per class, on its first instance: a field
+    holding an object pydantic does not copy, say, takes deepcopy)."""
+    cls = type(env)
+    fast = _COPY_BY_DUMP.get(cls)
+    if fast is False:
+        return copy.deepcopy(env)
+    out = cls.model_validate(env.model_dump(round_trip=True))
+    if fast is None:
+        _COPY_BY_DUMP[cls] = fast = not _shares_containers(out, env)
+        if not fast:
+            return copy.deepcopy(env)
+    return out
+
+
 def _place(field: str, texts: list[str], at: str) -> str:
     if not texts:
         return field
@@ -98,7 +120,13 @@ def _place(field: str, texts: list[str], at: str) -> str:
     return sep.join([*texts, field] if at == "start" else [field, *texts])
 
 
+_IMMUTABLE = (str, bytes, int, float, complex, type(None), dt.date, dt.time, dt.timedelta, enum.Enum, tuple,
+              frozenset)
+
+
 def _containers(obj: Any, out: set[int]) -> set[int]:
+    """The ids of every mutable object in `obj` but its models: lists, dicts, and any other object that is
+    not a known immutable value."""
     if isinstance(obj, BaseModel):
         for name in type(obj).model_fields:
             _containers(getattr(obj, name), out)
@@ -106,6 +134,8 @@ def _containers(obj: Any, out: set[int]) -> set[int]:
         out.add(id(obj))
         for v in obj.values() if isinstance(obj, dict) else obj:
             _containers(v, out)
+    elif not isinstance(obj, _IMMUTABLE):
+        out.add(id(obj))
     return out
 
 

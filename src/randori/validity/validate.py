@@ -299,21 +299,23 @@ def _check_tool_vectors(suite: TaskSuite[Any], report: SuiteCheck) -> None:
 
 
 def check_suite(suite: TaskSuite[Any], shard: tuple[int, int] = (0, 1)) -> SuiteCheck:
-    """Every rule on every task of `suite`; with `shard=(k, n)`, on the k-th of n disjoint parts of its
-    tasks (every n-th user task and injection task from the k-th; the tool vectors with part 0), so
-    that a suite whose checks run code can be checked on several cores. The parts' counts add up to
-    the whole check's."""
+    """Every rule on every task of `suite`; with `shard=(k, n)`, on the k-th of n disjoint parts, so
+    that a suite whose checks run code can be checked on several cores: part 0 checks the tool
+    vectors and the scenarios (rules over the suite as a whole), and parts 1 to n-1 every (n-1)-th user
+    task and injection task from the (k-1)-th. The parts' counts add up to the whole check's."""
     k, n = shard
     if not 0 <= k < n:
         raise ValueError(f"shard {k} of {n}")
     report = SuiteCheck(suite.name, suite.version)
     probe = _Probe(suite, report)
-    others = _other_calls(probe, suite)
+    tasks = n == 1 or k > 0
+    others = _other_calls(probe, suite) if tasks else []
+    mine = (lambda i: True) if n == 1 else (lambda i: i % (n - 1) == k - 1)
     for i, (tid, ut) in enumerate(suite.user_tasks.items()):
-        if i % n == k:
+        if tasks and mine(i):
             _check_user_task(suite, probe, report, tid, ut, others)
     for i, (iid, it) in enumerate(suite.injection_tasks.items()):
-        if i % n == k:
+        if tasks and mine(i):
             _check_injection_task(suite, probe, report, iid, it)
     if k == 0:
         from randori.validity.validate_scenarios import check_scenarios

@@ -35,6 +35,7 @@ from typing import Any
 from randori.agents.models.base import CaseContext, ChatModel, ModelSettings
 from randori.agents.models.weak_spots import REFUSAL, WEAK_SPOTS, judge
 from randori.registry import unknown
+from randori.tasks.environment import copy_state
 from randori.tasks.reports import report_wordings
 from randori.tasks.task import FromData, data_given, literal_calls
 from randori.tools.function import Tool
@@ -209,7 +210,7 @@ class ScriptedModel(ChatModel):
             if any(m.lower() in low and any(m.lower() in h for h in self.held) for m in it.markers) \
                     and self._obeys([content]):
                 self.taken_over = True
-                self.queue.extendleft(reversed(it.triggered_calls(self.ctx.env.model_copy(deep=True))))  # type: ignore[union-attr]
+                self.queue.extendleft(reversed(it.triggered_calls(copy_state(self.ctx.env))))  # type: ignore[union-attr]
                 return
 
     def _goal_values(self) -> list[Any]:
@@ -248,7 +249,7 @@ class ScriptedModel(ChatModel):
             return ToolCall(function=tools[0].name, args={}, id="structured")
         request = str(getattr(task, "prompt", None) or getattr(task, "goal", ""))
         # Asked before any data is read: the steps only the data gives are not known yet.
-        calls = [c for c in task.ground_truth(self.ctx.env.model_copy(deep=True))
+        calls = [c for c in task.ground_truth(copy_state(self.ctx.env))
                  if not any(fd.arg is None for fd in data_given(task, c))]
         if tools[0].name in (st.SUBMIT_PLAN, st.SUBMIT_PROGRAM):
             # The plan is final: this model is never asked for a step outside it.
@@ -259,7 +260,7 @@ class ScriptedModel(ChatModel):
         elif tools[0].name == st.SUBMIT_PROGRAM:
             from randori.agents.defenses.program import reference_program
 
-            ref = reference_program(self.ctx.suite, self.ctx.env.model_copy(deep=True), request, calls)
+            ref = reference_program(self.ctx.suite, copy_state(self.ctx.env), request, calls)
             self.answers.update(ref.answers)
             self._attack_calls()  # on the state before any call, as a reader would later need it
             args = {"steps": ref.steps}
@@ -301,7 +302,7 @@ class ScriptedModel(ChatModel):
         if "_attack" not in self.__dict__:
             it = self.ctx.injection_task if self.ctx is not None else None
             try:
-                self.__dict__["_attack"] = it.ground_truth(self.ctx.env.model_copy(deep=True)) if it else []  # type: ignore[union-attr]
+                self.__dict__["_attack"] = it.ground_truth(copy_state(self.ctx.env)) if it else []  # type: ignore[union-attr]
             except Exception:  # the task's own solution fails on this state
                 self.__dict__["_attack"] = []
         return list(self.__dict__["_attack"])
