@@ -1,16 +1,26 @@
 """Scripted policies for episode tests: they play a case from its ground truths, as the scripted agents do."""
 
+import functools
+import json
+
 from randori.training.episode import suite_of
 
 
-def oracle_calls(suite_name, user_task):
+@functools.cache
+def _planned(suite_name, kind, task):
+    """A task's ground-truth calls, worked out once (a policy knows its plan; working it out again for
+    every episode would count the policy's cost as the environment's in benchmarks/rollouts.py)."""
     suite = suite_of(suite_name)
-    return [(c.function, dict(c.args)) for c in suite.user_tasks[user_task].ground_truth(suite.load_env())]
+    tasks = suite.user_tasks if kind == "user" else suite.injection_tasks
+    return tuple((c.function, json.dumps(c.args)) for c in tasks[task].ground_truth(suite.load_env()))
+
+
+def oracle_calls(suite_name, user_task):
+    return [(name, json.loads(args)) for name, args in _planned(suite_name, "user", user_task)]
 
 
 def hijacked_calls(suite_name, injection_task):
-    suite = suite_of(suite_name)
-    return [(c.function, dict(c.args)) for c in suite.injection_tasks[injection_task].ground_truth(suite.load_env())]
+    return [(name, json.loads(args)) for name, args in _planned(suite_name, "injection", injection_task)]
 
 
 def answer(suite_name, user_task):
