@@ -25,15 +25,15 @@ demo: $(BIN)/python
 	$(BIN)/randori $(DEMO_RUN)
 
 test: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks environments
 	$(BIN)/python -m pytest -q
 
 test-fast: install  # the inner loop: tests marked slow (real runs, sandboxes, browsers) are skipped
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks environments
 	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks environments
 	$(BIN)/mypy src
 
 # The documentation site (mkdocs.yml, docs/) into site/, failing on any broken link or anchor.
