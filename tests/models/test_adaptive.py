@@ -131,10 +131,10 @@ def test_pacer_spaces_requests_at_the_rate_the_headers_imply():
     assert elapsed > 0.9  # 5 at once, then 10 more at 10 per second, no sooner (how much later depends on load)
 
 
-def run_against(urls, *, adaptive=True, ceiling=64, repeats=1):
+def run_against(urls, *, adaptive=True, ceiling=64, repeats=1, max_retries=4):
     model = get_model("openai/fake-model", ModelSettings(), base_url=urls if len(urls) > 1 else urls[0],
                       api_key="sk-test-adaptive-000000", concurrency=ceiling, adaptive=adaptive,
-                      retry_base_delay=0.05)
+                      retry_base_delay=0.05, max_retries=max_retries)
     cases = plan(Selection(suites=[banking], model=model, attacks=[], repeats=repeats))
 
     async def go(store):
@@ -171,10 +171,15 @@ def test_without_headers_429s_still_shrink_the_window(tmp_path):
     policy = ground_truth_policy(["banking"])
     with RateLimitedOpenAIServer(policy, rpm=1200, tpm=10_000_000, window=0.5, send_headers=False,
                                  latency=0.1) as server:
-        model, cases, go = run_against([server.base_url])
+        # Without headers the window is found by 429s alone, and each 429 is retried after its
+        # Retry-After, when every request refused in that moment retries too: on a loaded machine one
+        # request can lose that race more often than the default four retries allow. What is tested
+        # is that the window shrinks and the run ends without error cases, so retries are not the limit.
+        model, cases, go = run_against([server.base_url], max_retries=20)
         with Store(tmp_path) as store:
             asyncio.run(go(store))
-            assert all(r["status"] == "ok" for r in store.cases())
+            failed = [(r["status"], r.get("error_message")) for r in store.cases() if r["status"] != "ok"]
+            assert not failed
         status = model.status()
     assert server.rejected > 0 and "rate-limited" in status and "paced" not in status
 
