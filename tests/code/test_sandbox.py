@@ -248,6 +248,34 @@ def test_root_is_built_not_inherited(sandbox):
     assert res.isolation["root"] == "built"
 
 
+def test_trust_store_is_looked_up_not_parsed_whole(sandbox):
+    """The root shows the host's one-file CA bundle empty (parsing it was ~35 ms per verifying
+    context) and keeps its hashed directory, where OpenSSL finds an issuer when a chain needs it:
+    the same certificates are trusted, none is parsed up front."""
+    if sandbox.mode not in ("namespaces", "userns"):
+        pytest.skip("namespaces are unavailable here: the process mode has no built root")
+    bundles = sandbox_root.eager_trust_bundles()
+    if not bundles:
+        pytest.skip("this host's trust store has no hashed directory: its bundle is left as it is")
+    import ssl
+
+    capath = ssl.get_default_verify_paths().capath
+    hashed = sorted(n for n in os.listdir(capath) if n.endswith(".0"))[:3]
+    code = ("import os, ssl\n"
+            "def look(bundles, capath, names):\n"
+            "    ctx = ssl.create_default_context()\n"
+            "    pems = [open(os.path.join(capath, n)).read(200) for n in names]\n"
+            "    return [os.path.getsize(b) for b in bundles], len(ctx.get_ca_certs()), ctx.verify_mode, pems\n")
+    tests = ("def check(candidate):\n"
+             f"    sizes, loaded, mode, pems = candidate({list(bundles)!r}, {capath!r}, {hashed!r})\n"
+             "    assert sizes == [0] * len(sizes) and loaded == 0, (sizes, loaded)\n"
+             "    assert mode == 2  # CERT_REQUIRED: verification is on\n"
+             "    assert pems and all(p.startswith('-----BEGIN CERTIFICATE-----') for p in pems), pems\n")
+    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+    assert res.passed, res.outcomes
+    assert os.path.getsize(bundles[0]) > 0  # the host's own bundle is untouched
+
+
 def test_seccomp_refuses_calls_code_never_needs(sandbox):
     code = ("import ctypes, os\n"
             "libc = ctypes.CDLL(None, use_errno=True)\n"

@@ -216,13 +216,14 @@ def _merge(parts: list[CheckResult]) -> CheckResult:
 
 def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset(),
                        sizes: dict[str, int] | None = None) -> list[CheckResult]:
-    """`names`: distinct suites. Suites are independent: check them in worker processes, one per core (the rules replay
-    thousands of variants per suite). A suite whose checks run code in the sandbox (each probed state
-    is judged by running it) is split into parts (its suite-wide rules, and its tasks in two parts per
-    worker), started first, whose sandbox results the workers share (the parts judge many of the same
-    states); then the other suites, largest first (`sizes`: a suite's tasks), each in three parts (its
-    suite-wide rules and two halves of its tasks). Whichever worker is free takes the next part, so
-    the workers end together."""
+    """`names`: distinct suites. Suites are independent: check them in worker processes, one per core
+    and one more (the rules replay thousands of variants per suite; while a worker's part waits on a
+    sandboxed run, the extra worker has its core). A suite whose checks run code in the sandbox (each
+    probed state is judged by running it) is split into parts (its suite-wide rules, and its tasks in
+    two parts per worker), started first, whose sandbox results the workers share (the parts judge
+    many of the same states); then the other suites' tasks, largest suite first (`sizes`: a suite's
+    tasks), in two halves each; then those suites' suite-wide rules, the shortest parts, last.
+    Whichever worker is free takes the next part, so the workers end together."""
     import multiprocessing
     import os
     import tempfile
@@ -230,13 +231,14 @@ def _check_in_parallel(names: list[str], heavy: frozenset[str] = frozenset(),
     from randori.sandbox.sync import share_results
 
     cores = os.cpu_count() or 1
-    workers = cores
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_check_one((n, 0, 1)) for n in names]
+    workers = cores + 1
     parts = 2 * workers + 1
     jobs = [(n, k, parts) for n in names if n in heavy for k in range(parts)]
-    jobs += [(n, k, 3) for n in sorted((n for n in names if n not in heavy), key=lambda n: -(sizes or {}).get(n, 0))
-             for k in range(3)]
+    light = sorted((n for n in names if n not in heavy), key=lambda n: -(sizes or {}).get(n, 0))
+    jobs += [(n, k, 3) for n in light for k in (1, 2)]
+    jobs += [(n, 0, 3) for n in light]
     with tempfile.TemporaryDirectory(prefix="randori-check-") as shared, \
             multiprocessing.get_context("fork").Pool(workers, initializer=share_results, initargs=(shared,)) as pool:
         results = pool.map(_check_one, jobs, chunksize=1)

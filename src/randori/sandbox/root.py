@@ -2,11 +2,12 @@
 
 It holds what the interpreter and the allowed libraries need, read-only: /usr (and the /bin, /lib
 links of a merged-/usr system), a handful of /etc files (the loader cache, time zone, TLS trust
-store, MIME table, our own passwd/group/hosts), the Python installation at /opt/randori/python, the
-harness's site-packages at /opt/randori/venv (a virtual environment made for the sandbox, whose
-`python` is on PATH), and the sandbox program itself. Nothing of /work, /home, /root, /run, /var,
-/mnt or /srv, and no host sockets. /dev is bubblewrap's minimal one; /tmp, /dev/shm and /proc are
-made per run by the sandbox program.
+store with its one-file bundle shown empty: `eager_trust_bundles`, MIME table, our own
+passwd/group/hosts), the Python installation at /opt/randori/python, the harness's site-packages at
+/opt/randori/venv (a virtual environment made for the sandbox, whose `python` is on PATH), and the
+sandbox program itself. Nothing of /work, /home, /root, /run, /var, /mnt or /srv, and no host
+sockets. /dev is bubblewrap's minimal one; /tmp, /dev/shm and /proc are made per run by the sandbox
+program.
 
 A memory cgroup for the sandboxes is prepared here when the kernel lets us create one below our
 own (cgroup v2 with the memory controller delegated, or v1), and bound into the root, so each run
@@ -39,6 +40,34 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone
 PATH_INSIDE = f"{INSIDE}/venv/bin:/usr/local/bin:/usr/bin:/bin"
 
 
+@cache
+def eager_trust_bundles() -> tuple[str, ...]:
+    """The host's CA bundle files (every trusted certificate in one PEM file) that the root shows empty.
+
+    OpenSSL parses its default bundle whole for every verifying context: ~35 ms of CPU, up to a third
+    of a coding-suite run whose code or tests make one. Its hashed directory (`/etc/ssl/certs/
+    <hash>.0`, the same certificates one per file) is looked up lazily, by the issuer a chain needs,
+    and stays: code that verifies certificates trusts what it trusted before (and there is no network
+    to reach a public server anyway), code that does not verify still does not. Only where that
+    directory holds the certificates is the bundle emptied; elsewhere the root is unchanged."""
+    import ssl
+
+    paths = ssl.get_default_verify_paths()
+    capath = paths.capath or "/etc/ssl/certs"
+    try:
+        hashed = any(re.fullmatch(r"[0-9a-f]{8}\.\d+", n) for n in os.listdir(capath))
+    except OSError:
+        hashed = False
+    if not hashed:
+        return ()
+    found = []
+    for p in (paths.cafile, "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/cert.pem"):
+        real = os.path.realpath(p) if p else ""
+        if real.startswith(("/etc/ssl/", "/etc/ca-certificates/")) and os.path.isfile(real) and real not in found:
+            found.append(real)
+    return tuple(found)
+
+
 class BuiltRoot:
     """bubblewrap arguments for the sandbox's root, for one interpreter."""
 
@@ -68,6 +97,7 @@ class BuiltRoot:
             "group": "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
             "hosts": "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
             "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+            "empty-ca-bundle.pem": "",
         }
         for name, text in files.items():
             (self.stage / name).write_text(text)
@@ -100,6 +130,8 @@ class BuiltRoot:
                 a += ["--ro-bind", p, p]
         if os.path.isdir("/etc/ssl/private"):
             a += ["--tmpfs", "/etc/ssl/private"]
+        for bundle in eager_trust_bundles():
+            a += ["--ro-bind", str(self.stage / "empty-ca-bundle.pem"), bundle]
         for name in ("passwd", "group", "hosts", "nsswitch.conf"):
             a += ["--ro-bind", str(self.stage / name), f"/etc/{name}"]
         if self.remap:
