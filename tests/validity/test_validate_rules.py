@@ -347,3 +347,38 @@ def test_a_suites_parts_add_up_to_the_whole_check():
     assert all(p.tried for p in parts) and whole.problems  # each part did work; the broken tasks show
     with pytest.raises(ValueError):
         check_suite(suite, shard=(3, 3))
+
+
+def test_a_check_runs_with_the_collector_quiet_and_leaves_it_as_it_was():
+    """The thousands of replayed variants run with few collections (a third of a large suite's
+    check went to full collections at the default thresholds); afterwards, and after a check that
+    raised, the collector's settings are the caller's again and nothing stays frozen."""
+    import gc
+
+    from randori.validity.validate import GC_YOUNG
+
+    seen: list[tuple[int, int]] = []
+
+    class Watches(PayBill):
+        id = "user_task_watch"
+
+        def utility(self, output, pre, post, trace):
+            seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+            return super().utility(output, pre, post, trace)
+
+    before = gc.get_threshold()
+    report = check_suite(make_suite(Watches))
+    assert seen and all(young >= GC_YOUNG for young, _ in seen)
+    assert all(frozen > 0 for _, frozen in seen)  # what was alive at the start is not rescanned
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    assert not rules(report.problems, "user_task_watch")
+
+    class Raises(PayBill):
+        id = "user_task_raises"
+
+        def ground_truth(self, env):
+            raise RuntimeError("a broken suite")
+
+    with pytest.raises(RuntimeError):
+        check_suite(make_suite(Raises))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -65,6 +65,7 @@ from typing import Any
 from randori.agents.models.base import CaseContext, ModelSettings
 from randori.agents.models.scripted import ScriptedModel
 from randori.tasks.answers import Day, recording
+from randori.tasks.collector import quiet_gc
 from randori.tasks.suite import TaskSuite
 from randori.validity.probe import (
     Problem,
@@ -88,6 +89,9 @@ RULES = ("ground_truth_errors", "oracle", "noop", "reach", "exact", "plausible",
          "injection_ground_truth", "goal_forms", "reported", "tool_vectors", "scenario_oracle", "scenario_gullible",
          "scenario_noop", "scenario_memory", *DATA_RULES)
 NO_ANSWER = "Done."
+GC_YOUNG = 50_000  # container allocations between young collections while a suite is checked
+
+
 def _agent_trace(suite: TaskSuite[Any], kind: str, user_task: Any, injection_task: Any,
                  injections: dict[str, str] | None = None, after: int | None = None) -> tuple[Any, Any, Trace]:
     """The scripted agent `kind` through the real loop; with `after` set, tool vectors in `injections`
@@ -302,10 +306,19 @@ def check_suite(suite: TaskSuite[Any], shard: tuple[int, int] = (0, 1)) -> Suite
     """Every rule on every task of `suite`; with `shard=(k, n)`, on the k-th of n disjoint parts, so
     that a suite whose checks run code can be checked on several cores: part 0 checks the tool
     vectors and the scenarios (rules over the suite as a whole), and parts 1 to n-1 every (n-1)-th user
-    task and injection task from the (k-1)-th. The parts' counts add up to the whole check's."""
+    task and injection task from the (k-1)-th. The parts' counts add up to the whole check's.
+
+    The cyclic collector is kept quiet meanwhile (`quiet_gc`): the variants allocate millions of
+    short-lived objects, and at the default thresholds its full collections, each walking every
+    replayed run kept for the later rules, were a third of a large suite's check."""
     k, n = shard
     if not 0 <= k < n:
         raise ValueError(f"shard {k} of {n}")
+    with quiet_gc(young=GC_YOUNG):
+        return _check_suite(suite, k, n)
+
+
+def _check_suite(suite: TaskSuite[Any], k: int, n: int) -> SuiteCheck:
     report = SuiteCheck(suite.name, suite.version)
     probe = _Probe(suite, report)
     tasks = n == 1 or k > 0
