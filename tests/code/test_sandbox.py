@@ -231,9 +231,14 @@ def test_output_is_captured_and_capped(sandbox):
     assert res.truncated["output"] > 200_000 and "more bytes of output cut" in res.output
 
 
-def test_root_is_built_not_inherited(sandbox):
+def _in_built_root(sandbox, code: str, tests: str):
+    """`tests` on `code` in the built root (skipped where only the process mode, with no built root, runs)."""
     if sandbox.mode not in ("namespaces", "userns"):
         pytest.skip("namespaces are unavailable here: the process mode has no built root")
+    return sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+
+
+def test_root_is_built_not_inherited(sandbox):
     here = str(Path(__file__).resolve())
     code = ("import os\n"
             "def look(paths):\n"
@@ -243,7 +248,7 @@ def test_root_is_built_not_inherited(sandbox):
              "    assert seen == [], seen\n"
              "    assert set(top) <= {'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'opt', 'proc', 'sbin', "
              "'sys', 'tmp', 'usr'}, top\n")
-    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+    res = _in_built_root(sandbox, code, tests)
     assert res.passed, res.outcomes
     assert res.isolation["root"] == "built"
 
@@ -252,8 +257,6 @@ def test_trust_store_is_looked_up_not_parsed_whole(sandbox):
     """The root shows the host's one-file CA bundle empty (parsing it was ~35 ms per verifying
     context) and keeps its hashed directory, where OpenSSL finds an issuer when a chain needs it:
     the same certificates are trusted, none is parsed up front."""
-    if sandbox.mode not in ("namespaces", "userns"):
-        pytest.skip("namespaces are unavailable here: the process mode has no built root")
     bundles = sandbox_root.eager_trust_bundles()
     if not bundles:
         pytest.skip("this host's trust store has no hashed directory: its bundle is left as it is")
@@ -271,7 +274,7 @@ def test_trust_store_is_looked_up_not_parsed_whole(sandbox):
              "    assert sizes == [0] * len(sizes) and loaded == 0, (sizes, loaded)\n"
              "    assert mode == 2  # CERT_REQUIRED: verification is on\n"
              "    assert pems and all(p.startswith('-----BEGIN CERTIFICATE-----') for p in pems), pems\n")
-    res = sandbox.run_sync(TestJob(code=code, tests=tests, entry_point="look", test_names=["check"]))
+    res = _in_built_root(sandbox, code, tests)
     assert res.passed, res.outcomes
     assert os.path.getsize(bundles[0]) > 0  # the host's own bundle is untouched
 
